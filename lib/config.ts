@@ -1,0 +1,218 @@
+/**
+ * Configuration, read in one place.
+ *
+ * `loadConfig(env)` turns the raw environment into a `ResolvedConfig` with
+ * every field set. A bad value never stops the program: it becomes a warning
+ * (printed at start) and the default is used, so a typo in an MCP client's
+ * config cannot take the bus down. No other module reads `Deno.env`.
+ *
+ * @module
+ */
+
+/** Every setting the program uses, with defaults applied. */
+export interface ResolvedConfig {
+  /** Absolute path of the SQLite file, or `:memory:`. */
+  dbPath: string;
+  /** Most outbox items one `sync` may carry. */
+  maxOutbox: number;
+  /** Most characters in one message body. */
+  maxMessageChars: number;
+  /** Cap (and schema maximum) of `sync.max_items`. */
+  maxSyncItems: number;
+  /** Budget of message-body characters in one tool result's text. */
+  toolTextMaxChars: number;
+  /** Whether tool text shows whole bodies (true) or 80-character previews. */
+  toolTextIncludeBodies: boolean;
+  /** Longest a `sync` may wait; larger `wait_seconds` are capped with a warning. */
+  maxWaitSeconds: number;
+  /** Most characters of JSON in one `metadata` object. */
+  maxMetadataChars: number;
+  /** How long a write waits for the database lock before `DB_BUSY`. */
+  busyTimeoutMs: number;
+  /** Lowest level written to stderr. */
+  logLevel: LogLevel;
+}
+
+/** Levels of `lib/log.ts`, lowest first. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** A setting that was present but unusable, and what was used instead. */
+export interface ConfigWarning {
+  variable: string;
+  value: string;
+  message: string;
+}
+
+/** Environment variables, as a plain record so tests can pass their own. */
+export type Env = Record<string, string | undefined>;
+
+/** Defaults, exported for the README table test and for `--help`. */
+export const DEFAULTS = {
+  maxOutbox: 50,
+  maxMessageChars: 65536,
+  maxSyncItems: 20,
+  toolTextMaxChars: 64000,
+  toolTextIncludeBodies: true,
+  maxWaitSeconds: 300,
+  maxMetadataChars: 16384,
+  busyTimeoutMs: 10000,
+  logLevel: "warn" as LogLevel,
+} as const;
+
+/** The default database, relative to the home directory. */
+export const DEFAULT_DB_PATH = "~/.agent_bus/agent_bus.sqlite";
+
+interface IntSpec {
+  variable: string;
+  fallback: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * Resolve the configuration from environment variables.
+ *
+ * @param env the environment, usually `Deno.env.toObject()`
+ * @returns the resolved config and one warning per unusable value
+ */
+export function loadConfig(env: Env): { config: ResolvedConfig; warnings: ConfigWarning[] } {
+  const warnings: ConfigWarning[] = [];
+  const int = (spec: IntSpec): number => readInt(env, spec, warnings);
+  const config: ResolvedConfig = {
+    dbPath: resolveDbPath(env, warnings),
+    maxOutbox: int({
+      variable: "AGENT_BUS_MAX_OUTBOX",
+      fallback: DEFAULTS.maxOutbox,
+      min: 1,
+      max: 1000,
+    }),
+    maxMessageChars: int({
+      variable: "AGENT_BUS_MAX_MESSAGE_CHARS",
+      fallback: DEFAULTS.maxMessageChars,
+      min: 1,
+      max: 1_000_000,
+    }),
+    maxSyncItems: int({
+      variable: "AGENT_BUS_MAX_SYNC_ITEMS",
+      fallback: DEFAULTS.maxSyncItems,
+      min: 1,
+      max: 1000,
+    }),
+    toolTextMaxChars: int({
+      variable: "AGENT_BUS_TOOL_TEXT_MAX_CHARS",
+      fallback: DEFAULTS.toolTextMaxChars,
+      min: 80,
+      max: 10_000_000,
+    }),
+    toolTextIncludeBodies: readBool(
+      env,
+      "AGENT_BUS_TOOL_TEXT_INCLUDE_BODIES",
+      DEFAULTS.toolTextIncludeBodies,
+      warnings,
+    ),
+    maxWaitSeconds: int({
+      variable: "AGENT_BUS_MAX_WAIT_SECONDS",
+      fallback: DEFAULTS.maxWaitSeconds,
+      min: 0,
+      max: 86_400,
+    }),
+    maxMetadataChars: int({
+      variable: "AGENT_BUS_MAX_METADATA_CHARS",
+      fallback: DEFAULTS.maxMetadataChars,
+      min: 2,
+      max: 1_000_000,
+    }),
+    busyTimeoutMs: int({
+      variable: "AGENT_BUS_BUSY_TIMEOUT_MS",
+      fallback: DEFAULTS.busyTimeoutMs,
+      min: 0,
+      max: 600_000,
+    }),
+    logLevel: readLogLevel(env, warnings),
+  };
+  return { config, warnings };
+}
+
+/** The user's home directory from the environment (HOME, or USERPROFILE on Windows). */
+export function homeDir(env: Env): string | undefined {
+  return env.HOME || env.USERPROFILE || undefined;
+}
+
+function resolveDbPath(env: Env, warnings: ConfigWarning[]): string {
+  const raw = env.AGENT_BUS_DB?.trim() || DEFAULT_DB_PATH;
+  if (raw === ":memory:") return raw;
+  let path = raw;
+  if (path === "~" || path.startsWith("~/") || path.startsWith("~\\")) {
+    const home = homeDir(env);
+    if (!home) {
+      warnings.push({
+        variable: "HOME",
+        value: "",
+        message: `Cannot expand "~" in "${raw}": HOME is not set; using the working directory`,
+      });
+      path = path.slice(1).replace(/^[/\\]/, "") || ".";
+    } else {
+      path = home + path.slice(1);
+    }
+  }
+  if (!isAbsolute(path)) {
+    if (env.AGENT_BUS_DB) {
+      warnings.push({
+        variable: "AGENT_BUS_DB",
+        value: raw,
+        message:
+          `Relative database path "${raw}" depends on the working directory of each client; use an absolute path`,
+      });
+    }
+    path = `${Deno.cwd()}/${path}`;
+  }
+  return path;
+}
+
+function isAbsolute(path: string): boolean {
+  return path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith("\\\\");
+}
+
+function readInt(env: Env, spec: IntSpec, warnings: ConfigWarning[]): number {
+  const raw = env[spec.variable];
+  if (raw === undefined || raw.trim() === "") return spec.fallback;
+  const value = Number(raw.trim());
+  if (!Number.isInteger(value) || value < spec.min || value > spec.max) {
+    warnings.push({
+      variable: spec.variable,
+      value: raw,
+      message:
+        `Ignoring ${spec.variable}="${raw}": expected an integer from ${spec.min} to ${spec.max}; using ${spec.fallback}`,
+    });
+    return spec.fallback;
+  }
+  return value;
+}
+
+function readBool(env: Env, variable: string, fallback: boolean, warnings: ConfigWarning[]) {
+  const raw = env[variable];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = raw.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(value)) return true;
+  if (["0", "false", "no", "off"].includes(value)) return false;
+  warnings.push({
+    variable,
+    value: raw,
+    message: `Ignoring ${variable}="${raw}": expected 1 or 0; using ${fallback ? 1 : 0}`,
+  });
+  return fallback;
+}
+
+function readLogLevel(env: Env, warnings: ConfigWarning[]): LogLevel {
+  const raw = env.AGENT_BUS_LOG_LEVEL;
+  if (raw === undefined || raw.trim() === "") return DEFAULTS.logLevel;
+  const value = raw.trim().toLowerCase();
+  if (value === "debug" || value === "info" || value === "warn" || value === "error") return value;
+  warnings.push({
+    variable: "AGENT_BUS_LOG_LEVEL",
+    value: raw,
+    message:
+      `Ignoring AGENT_BUS_LOG_LEVEL="${raw}": expected debug, info, warn or error; using ${DEFAULTS.logLevel}`,
+  });
+  return DEFAULTS.logLevel;
+}

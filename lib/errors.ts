@@ -1,0 +1,58 @@
+/**
+ * The one error type of agent-bus.
+ *
+ * A `BusError` carries a wire code from the seed contracts plus optional
+ * context that tools copy into `structuredContent` beside `error`. Anything
+ * that is not a `BusError` is a bug, and the tool adapter reports it as
+ * `INTERNAL_ERROR` without leaking its details to the client.
+ *
+ * @module
+ */
+
+/** Error codes that cross the wire. The first seven are Agent Bus v6.3's own. */
+export type ErrorCode =
+  | "TOPIC_NOT_FOUND"
+  | "TOPIC_CLOSED"
+  | "AGENT_NAME_IN_USE"
+  | "INVALID_ARGUMENT"
+  | "DB_BUSY"
+  | "DB_SCHEMA_MISMATCH"
+  | "AGENT_NOT_JOINED"
+  /** The database file cannot be opened, read or written (permissions, missing disk, not SQLite). */
+  | "DB_UNAVAILABLE"
+  /** A bug on our side; details go to the log, not to the client. */
+  | "INTERNAL_ERROR";
+
+/** A domain error with a stable code; `context` is merged into the tool's structured output. */
+export class BusError extends Error {
+  readonly code: ErrorCode;
+  readonly context: Record<string, unknown> | undefined;
+
+  /**
+   * @param code the wire code
+   * @param message a sentence for a human or a model, saying what to do
+   * @param options `context` for extra structured fields, `cause` for the underlying error
+   */
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { context?: Record<string, unknown>; cause?: unknown },
+  ) {
+    super(message, { cause: options?.cause });
+    this.name = this.constructor.name;
+    this.code = code;
+    this.context = options?.context;
+  }
+}
+
+/** A note on a successful result (`structuredContent.warnings[]`): done, but not quite as asked. */
+export interface Warning {
+  code: string;
+  message?: string;
+  context?: Record<string, unknown>;
+}
+
+/** Shorthand for the most common error: a bad argument. */
+export function invalidArgument(message: string): BusError {
+  return new BusError("INVALID_ARGUMENT", message);
+}

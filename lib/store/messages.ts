@@ -1,0 +1,136 @@
+/**
+ * SQL for `messages` and `topic_seq`.
+ *
+ * Sequence numbers come from `topic_seq.next_seq`, never from `MAX(seq)`, so
+ * a deleted message's seq is never handed out again. A topic made by another
+ * program may lack its `topic_seq` row; it is created from the messages.
+ *
+ * @module
+ */
+
+import type { Store } from "./mod.ts";
+
+/** A row of `messages`. */
+export interface MessageRow {
+  message_id: string;
+  topic_id: string;
+  seq: number;
+  sender: string;
+  message_type: string;
+  reply_to: string | null;
+  content_markdown: string;
+  metadata_json: string | null;
+  client_message_id: string | null;
+  created_at: number;
+}
+
+/** The next seq to allocate in a topic, creating its `topic_seq` row if missing. */
+export function nextSeq(store: Store, topicId: string, now: number): number {
+  store.stmt(
+    `INSERT OR IGNORE INTO topic_seq (topic_id, next_seq, updated_at)
+     SELECT ?, COALESCE(MAX(seq), 0) + 1, ? FROM messages WHERE topic_id = ?`,
+  ).run(topicId, now, topicId);
+  const row = store.stmt("SELECT next_seq FROM topic_seq WHERE topic_id = ?").get(topicId) as {
+    next_seq: number;
+  };
+  return row.next_seq;
+}
+
+/** Record the next seq to allocate after an insert. */
+export function setNextSeq(store: Store, topicId: string, next: number, now: number): void {
+  store.stmt("UPDATE topic_seq SET next_seq = ?, updated_at = ? WHERE topic_id = ?").run(
+    next,
+    now,
+    topicId,
+  );
+}
+
+/**
+ * The highest seq ever allocated in a topic (0 when none). Counts deleted
+ * messages, as `ack_through` and `cursor_reset` bounds must.
+ */
+export function latestSeq(store: Store, topicId: string): number {
+  const row = store.stmt(
+    `SELECT MAX(COALESCE((SELECT next_seq - 1 FROM topic_seq WHERE topic_id = ?1), 0),
+                COALESCE((SELECT MAX(seq) FROM messages WHERE topic_id = ?1), 0)) AS latest`,
+  ).get(topicId) as { latest: number };
+  return row.latest;
+}
+
+/** Insert a message. Throws SQLite's constraint error on a duplicate id or seq. */
+export function insertMessage(store: Store, row: MessageRow): void {
+  store.stmt(
+    `INSERT INTO messages (message_id, topic_id, seq, sender, message_type, reply_to,
+       content_markdown, metadata_json, client_message_id, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    row.message_id,
+    row.topic_id,
+    row.seq,
+    row.sender,
+    row.message_type,
+    row.reply_to,
+    row.content_markdown,
+    row.metadata_json,
+    row.client_message_id,
+    row.created_at,
+  );
+}
+
+/** The message a sender already stored under this idempotency key. */
+export function findByClientMessageId(
+  store: Store,
+  topicId: string,
+  sender: string,
+  clientMessageId: string,
+): MessageRow | undefined {
+  return store.stmt(
+    "SELECT * FROM messages WHERE topic_id = ? AND sender = ? AND client_message_id = ?",
+  ).get(topicId, sender, clientMessageId) as MessageRow | undefined;
+}
+
+/** True when a message with this id exists in this topic. */
+export function messageInTopic(store: Store, topicId: string, messageId: string): boolean {
+  return store.stmt("SELECT 1 FROM messages WHERE message_id = ? AND topic_id = ?").get(
+    messageId,
+    topicId,
+  ) !== undefined;
+}
+
+/** Query of {@linkcode messagesAfter}. */
+export interface AfterQuery {
+  topicId: string;
+  afterSeq: number;
+  /** Leave out this sender's messages (the caller's own), or null for everyone's. */
+  excludeSender: string | null;
+  limit: number;
+}
+
+/** Messages with seq > `afterSeq`, oldest first. */
+export function messagesAfter(store: Store, query: AfterQuery): MessageRow[] {
+  if (query.excludeSender === null) {
+    return store.stmt(
+      "SELECT * FROM messages WHERE topic_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+    ).all(query.topicId, query.afterSeq, query.limit) as unknown as MessageRow[];
+  }
+  return store.stmt(
+    "SELECT * FROM messages WHERE topic_id = ? AND seq > ? AND sender <> ? ORDER BY seq LIMIT ?",
+  ).all(query.topicId, query.afterSeq, query.excludeSender, query.limit) as unknown as MessageRow[];
+}
+
+/**
+ * True when a peer has messages past its stored cursor. One indexed read,
+ * used by waiting `sync` calls on every wake-up, so it must stay cheap.
+ */
+export function hasUnread(
+  store: Store,
+  query: { topicId: string; agentName: string; includeSelf: boolean },
+): boolean {
+  const sql = `SELECT 1 FROM cursors AS c JOIN messages AS m
+       ON m.topic_id = c.topic_id AND m.seq > c.last_seq
+     WHERE c.topic_id = ? AND c.agent_name = ?${
+    query.includeSelf ? "" : " AND m.sender <> c.agent_name"
+  }
+     LIMIT 1`;
+  return store.stmt(sql).get(query.topicId, query.agentName) !== undefined;
+}

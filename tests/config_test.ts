@@ -1,0 +1,64 @@
+/**
+ * Tests of `loadConfig()`: defaults, path expansion, and bad values turned
+ * into warnings instead of failures.
+ */
+
+import assert from "node:assert/strict";
+import { DEFAULTS, loadConfig } from "../lib/config.ts";
+
+Deno.test("loadConfig() uses the seed's defaults and the home database", () => {
+  const { config, warnings } = loadConfig({ HOME: "/home/u" });
+  assert.deepEqual(warnings, []);
+  assert.equal(config.dbPath, "/home/u/.agent_bus/agent_bus.sqlite");
+  assert.equal(config.maxOutbox, 50);
+  assert.equal(config.maxMessageChars, 65536);
+  assert.equal(config.maxSyncItems, 20);
+  assert.equal(config.toolTextMaxChars, 64000);
+  assert.equal(config.maxWaitSeconds, DEFAULTS.maxWaitSeconds);
+});
+
+Deno.test("loadConfig() expands ~ and accepts :memory:", () => {
+  assert.equal(loadConfig({ HOME: "/h", AGENT_BUS_DB: "~/x/bus.db" }).config.dbPath, "/h/x/bus.db");
+  assert.equal(loadConfig({ AGENT_BUS_DB: ":memory:" }).config.dbPath, ":memory:");
+  assert.equal(loadConfig({ AGENT_BUS_DB: "/abs/bus.db" }).config.dbPath, "/abs/bus.db");
+});
+
+Deno.test("loadConfig() reports a bad value and keeps the default", () => {
+  const { config, warnings } = loadConfig({
+    HOME: "/h",
+    AGENT_BUS_MAX_SYNC_ITEMS: "bogus",
+    AGENT_BUS_MAX_OUTBOX: "0",
+    AGENT_BUS_TOOL_TEXT_MAX_CHARS: "10",
+    AGENT_BUS_MAX_WAIT_SECONDS: "1.5",
+    AGENT_BUS_TOOL_TEXT_INCLUDE_BODIES: "maybe",
+    AGENT_BUS_LOG_LEVEL: "loud",
+  });
+  assert.equal(config.maxSyncItems, 20);
+  assert.equal(config.maxOutbox, 50);
+  assert.equal(config.toolTextMaxChars, 64000);
+  assert.equal(config.maxWaitSeconds, DEFAULTS.maxWaitSeconds);
+  assert.equal(config.toolTextIncludeBodies, true);
+  assert.equal(config.logLevel, "warn");
+  assert.deepEqual(warnings.map((w) => w.variable).sort(), [
+    "AGENT_BUS_LOG_LEVEL",
+    "AGENT_BUS_MAX_OUTBOX",
+    "AGENT_BUS_MAX_SYNC_ITEMS",
+    "AGENT_BUS_MAX_WAIT_SECONDS",
+    "AGENT_BUS_TOOL_TEXT_INCLUDE_BODIES",
+    "AGENT_BUS_TOOL_TEXT_MAX_CHARS",
+  ]);
+  assert.match(warnings.find((w) => w.variable === "AGENT_BUS_MAX_SYNC_ITEMS")!.message, /bogus/);
+});
+
+Deno.test("loadConfig() reads valid overrides", () => {
+  const { config, warnings } = loadConfig({
+    AGENT_BUS_DB: ":memory:",
+    AGENT_BUS_MAX_SYNC_ITEMS: "50",
+    AGENT_BUS_MAX_WAIT_SECONDS: "0",
+    AGENT_BUS_TOOL_TEXT_INCLUDE_BODIES: "0",
+  });
+  assert.deepEqual(warnings, []);
+  assert.equal(config.maxSyncItems, 50);
+  assert.equal(config.maxWaitSeconds, 0);
+  assert.equal(config.toolTextIncludeBodies, false);
+});
