@@ -1,0 +1,50 @@
+/**
+ * The bus: the contract rules of Agent Bus v6.3 over the store.
+ *
+ * Nothing in `lib/bus` knows MCP or SQL. Its functions take a {@linkcode Bus}
+ * (the process's store, config, change feed and clock) and plain arguments,
+ * enforce the seed's rules, and throw `BusError`s with the seed's codes.
+ *
+ * @module
+ */
+
+import type { ResolvedConfig } from "../config.ts";
+import type { Logger } from "../log.ts";
+import type { Store } from "../store/mod.ts";
+import { ChangeFeed } from "./changes.ts";
+
+/** Wall-clock time in unix seconds (the unit of every `*_at` column). */
+export type Clock = () => number;
+
+/** Everything the bus functions need, made once per process. */
+export interface Bus {
+  readonly store: Store;
+  readonly config: ResolvedConfig;
+  readonly changes: ChangeFeed;
+  readonly now: Clock;
+  readonly log: Logger;
+}
+
+/**
+ * Assemble a bus over an open store.
+ *
+ * @param deps the store, config and logger; `now` defaults to the system clock
+ */
+export function createBus(
+  deps: { store: Store; config: ResolvedConfig; log: Logger; now?: Clock; pollMs?: number },
+): Bus {
+  return {
+    store: deps.store,
+    config: deps.config,
+    log: deps.log,
+    now: deps.now ?? (() => Date.now() / 1000),
+    changes: new ChangeFeed(deps.store, { pollMs: deps.pollMs }),
+  };
+}
+
+/** Run a write transaction and wake this process's waiters after it commits. */
+export async function write<T>(bus: Bus, fn: () => T): Promise<T> {
+  const result = await bus.store.immediate(fn);
+  bus.changes.notify();
+  return result;
+}

@@ -1,0 +1,51 @@
+/**
+ * Who this MCP session is, per topic.
+ *
+ * The seed keeps identity in the server process's memory: after a restart a
+ * client must `topic_join` again (with its reclaim token). One session holds
+ * one name per topic; joining again under another name replaces it (the old
+ * name stays reserved).
+ *
+ * @module
+ */
+
+import { BusError } from "../errors.ts";
+
+/** The name a session uses in one topic. */
+export interface Identity {
+  topicId: string;
+  agentName: string;
+  reclaimToken: string;
+}
+
+/** Identities of one MCP session (one stdio process, or one HTTP session). */
+export class Session {
+  readonly #identities = new Map<string, Identity>();
+
+  /** The identity held in this topic, if any. */
+  get(topicId: string): Identity | undefined {
+    return this.#identities.get(topicId);
+  }
+
+  /**
+   * The identity held in this topic.
+   *
+   * @throws {BusError} `AGENT_NOT_JOINED`
+   */
+  require(topicId: string): Identity {
+    const identity = this.#identities.get(topicId);
+    if (!identity) {
+      throw new BusError(
+        "AGENT_NOT_JOINED",
+        `Not joined to topic "${topicId}": call topic_join(agent_name=..., topic_id="${topicId}") first`,
+        { context: { topic_id: topicId } },
+      );
+    }
+    return identity;
+  }
+
+  /** Remember the identity a join established. */
+  set(identity: Identity): void {
+    this.#identities.set(identity.topicId, identity);
+  }
+}

@@ -1,0 +1,349 @@
+/**
+ * `sync`: send, acknowledge and receive in one call (seed section 4.3).
+ *
+ * Each round is one `BEGIN IMMEDIATE` transaction: the outbox is inserted
+ * with consecutive seqs (an item whose `client_message_id` was already used
+ * by this sender returns the stored message, flagged `duplicate`, and takes
+ * no seq), `ack_through` moves the cursor forward, unread messages are read,
+ * the cursor auto-advances, and presence is touched. Any error rolls the
+ * whole round back.
+ *
+ * When nothing is unread and `wait_seconds > 0`, the call waits on the
+ * process's {@linkcode ChangeFeed}: no writes while waiting, a wake-up within
+ * milliseconds of a commit by any process, and an immediate stop when the
+ * client cancels.
+ *
+ * @module
+ */
+
+import { BusError, invalidArgument, type Warning } from "../errors.ts";
+import { type CursorRow, setCursor, touchCursor } from "../store/cursors.ts";
+import {
+  findByClientMessageId,
+  hasUnread,
+  insertMessage,
+  latestSeq,
+  messageInTopic,
+  type MessageRow,
+  messagesAfter,
+  nextSeq,
+  setNextSeq,
+} from "../store/messages.ts";
+import { bumpTopicsVersion } from "../store/topics.ts";
+import { newId } from "./ids.ts";
+import { type Message, toMessage } from "./messages.ts";
+import { type Bus, write } from "./mod.ts";
+import type { Identity } from "./session.ts";
+import { requireTopic } from "./topics.ts";
+import { cleanName, metadataJson } from "./validate.ts";
+
+/** Longest `message_type`. */
+export const MAX_MESSAGE_TYPE_CHARS = 32;
+/** Longest `client_message_id`. */
+export const MAX_CLIENT_MESSAGE_ID_CHARS = 128;
+/** Longest `reply_to` (a message id). */
+export const MAX_MESSAGE_ID_CHARS = 64;
+/** How often a waiting call reports progress to a client that asked for it. */
+export const PROGRESS_INTERVAL_MS = 10_000;
+
+/** One outbox item, as the tool's schema has already typed it. */
+export interface OutgoingMessage {
+  content_markdown: string;
+  message_type?: string | undefined;
+  reply_to?: string | null | undefined;
+  metadata?: Record<string, unknown> | null | undefined;
+  client_message_id?: string | null | undefined;
+}
+
+/** Arguments of {@linkcode sync}. */
+export interface SyncArgs {
+  topicId: string;
+  outbox: OutgoingMessage[];
+  maxItems: number;
+  includeSelf: boolean;
+  waitSeconds: number;
+  autoAdvance: boolean;
+  ackThrough?: number | undefined;
+}
+
+/** Hooks of a waiting call. */
+export interface SyncOptions {
+  /** Aborts the wait (the client cancelled). */
+  signal?: AbortSignal;
+  /** Called about every 10 s of waiting. */
+  onWaitProgress?: (elapsedSeconds: number, totalSeconds: number) => void;
+}
+
+/** `sync`'s structured output. */
+export interface SyncResult {
+  topic_id: string;
+  agent_name: string;
+  status: "ready" | "timeout" | "empty";
+  cursor: { last_seq: number; updated_at: number };
+  sent: { message: Message; duplicate: boolean }[];
+  received: Message[];
+  received_count: number;
+  has_more: boolean;
+  warnings: Warning[];
+}
+
+interface Round {
+  cursor: CursorRow;
+  sent: { message: Message; duplicate: boolean }[];
+  received: Message[];
+  hasMore: boolean;
+}
+
+interface PreparedItem {
+  contentMarkdown: string;
+  messageType: string;
+  replyTo: string | null;
+  metadataJson: string | null;
+  clientMessageId: string | null;
+}
+
+/**
+ * Run one `sync` for `identity`.
+ *
+ * @throws {BusError} `TOPIC_NOT_FOUND`, `TOPIC_CLOSED`, `INVALID_ARGUMENT`, `DB_BUSY`
+ */
+export async function sync(
+  bus: Bus,
+  identity: Identity,
+  args: SyncArgs,
+  options: SyncOptions = {},
+): Promise<SyncResult> {
+  const warnings: Warning[] = [];
+  if (args.maxItems < 1 || args.maxItems > bus.config.maxSyncItems) {
+    throw invalidArgument(`max_items must be between 1 and ${bus.config.maxSyncItems}`);
+  }
+  if (args.waitSeconds < 0) throw invalidArgument("wait_seconds must be an int >= 0");
+  if (args.ackThrough !== undefined) {
+    if (args.autoAdvance) throw invalidArgument("ack_through requires auto_advance=false");
+    if (args.ackThrough < 0) throw invalidArgument("ack_through must be an int >= 0");
+  }
+  let waitSeconds = args.waitSeconds;
+  if (waitSeconds > bus.config.maxWaitSeconds) {
+    warnings.push({
+      code: "WAIT_SECONDS_CAPPED",
+      message: `wait_seconds=${waitSeconds} was capped at ${bus.config.maxWaitSeconds}`,
+      context: { requested: waitSeconds, max: bus.config.maxWaitSeconds },
+    });
+    waitSeconds = bus.config.maxWaitSeconds;
+  }
+  const items = prepareOutbox(bus, args.outbox);
+
+  const deadline = performance.now() + waitSeconds * 1000;
+  let mark = bus.changes.mark();
+  const first = await write(bus, () => syncRound(bus, identity, args, items));
+  let round = first;
+  if (round.received.length === 0 && waitSeconds > 0) {
+    bus.log.debug("sync waiting", { topic_id: args.topicId, agent_name: identity.agentName });
+    const progress = startProgress(options, waitSeconds);
+    try {
+      for (;;) {
+        const remaining = deadline - performance.now();
+        const outcome = remaining > 0
+          ? await bus.changes.wait(mark, { timeoutMs: remaining, signal: options.signal })
+          : "timeout";
+        mark = bus.changes.mark();
+        const unread = outcome === "timeout" || bus.store.read(() =>
+          hasUnread(bus.store, {
+            topicId: args.topicId,
+            agentName: identity.agentName,
+            includeSelf: args.includeSelf,
+          })
+        );
+        if (!unread) continue;
+        // Read (and on timeout, touch presence) without resending or re-acking.
+        round = await write(
+          bus,
+          () => syncRound(bus, identity, { ...args, ackThrough: undefined }, []),
+        );
+        if (round.received.length > 0 || outcome === "timeout") break;
+      }
+    } finally {
+      clearInterval(progress);
+    }
+  }
+  const status = round.received.length > 0 ? "ready" : waitSeconds > 0 ? "timeout" : "empty";
+  return {
+    topic_id: args.topicId,
+    agent_name: identity.agentName,
+    status,
+    cursor: { last_seq: round.cursor.last_seq, updated_at: round.cursor.updated_at },
+    sent: first.sent,
+    received: round.received,
+    received_count: round.received.length,
+    has_more: round.hasMore,
+    warnings,
+  };
+}
+
+function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: PreparedItem[]): Round {
+  const store = bus.store;
+  const topic = requireTopic(store, args.topicId);
+  if (items.length > 0 && topic.status === "closed") {
+    throw new BusError(
+      "TOPIC_CLOSED",
+      `Topic "${topic.topic_id}" is closed; nothing was sent. Open a new topic to keep talking`,
+      { context: { topic_id: topic.topic_id } },
+    );
+  }
+  const now = bus.now();
+  let cursor = touchCursor(store, topic.topic_id, identity.agentName, now);
+  const sent = items.length > 0 ? insertOutbox(bus, identity, topic.topic_id, items, now) : [];
+
+  if (args.ackThrough !== undefined) {
+    const latest = latestSeq(store, topic.topic_id);
+    if (args.ackThrough > latest) {
+      throw invalidArgument(`ack_through exceeds latest message seq (${latest})`);
+    }
+    if (args.ackThrough > cursor.last_seq) {
+      setCursor(store, topic.topic_id, identity.agentName, args.ackThrough, now);
+      cursor = { ...cursor, last_seq: args.ackThrough };
+    }
+  }
+
+  const rows = messagesAfter(store, {
+    topicId: topic.topic_id,
+    afterSeq: cursor.last_seq,
+    excludeSender: args.includeSelf ? null : identity.agentName,
+    limit: args.maxItems + 1,
+  });
+  const batch = fitBudget(rows.slice(0, args.maxItems), bus.config.toolTextMaxChars);
+  const hasMore = rows.length > batch.length;
+  const last = batch.at(-1);
+  if (args.autoAdvance && last) {
+    setCursor(store, topic.topic_id, identity.agentName, last.seq, now);
+    cursor = { ...cursor, last_seq: last.seq };
+  }
+  return { cursor, sent, received: batch.map(toMessage), hasMore };
+}
+
+function insertOutbox(
+  bus: Bus,
+  identity: Identity,
+  topicId: string,
+  items: PreparedItem[],
+  now: number,
+): { message: Message; duplicate: boolean }[] {
+  const store = bus.store;
+  const sent: { message: Message; duplicate: boolean }[] = [];
+  let seq = nextSeq(store, topicId, now);
+  const firstSeq = seq;
+  for (const [index, item] of items.entries()) {
+    if (item.clientMessageId !== null) {
+      const existing = findByClientMessageId(
+        store,
+        topicId,
+        identity.agentName,
+        item.clientMessageId,
+      );
+      if (existing) {
+        sent.push({ message: toMessage(existing), duplicate: true });
+        continue;
+      }
+    }
+    if (item.replyTo !== null && !messageInTopic(store, topicId, item.replyTo)) {
+      throw invalidArgument(
+        `outbox[${index}].reply_to "${item.replyTo}" is not a message in topic "${topicId}"`,
+      );
+    }
+    const row: MessageRow = {
+      message_id: newId(),
+      topic_id: topicId,
+      seq,
+      sender: identity.agentName,
+      message_type: item.messageType,
+      reply_to: item.replyTo,
+      content_markdown: item.contentMarkdown,
+      metadata_json: item.metadataJson,
+      client_message_id: item.clientMessageId,
+      created_at: now,
+    };
+    insertWithFreshId(bus, row);
+    sent.push({ message: toMessage(row), duplicate: false });
+    seq++;
+  }
+  if (seq > firstSeq) {
+    setNextSeq(store, topicId, seq, now);
+    bumpTopicsVersion(store);
+  }
+  return sent;
+}
+
+/** Insert, drawing a new id in the (rare) case the random one is taken. */
+function insertWithFreshId(bus: Bus, row: MessageRow): void {
+  for (let attempt = 0;; attempt++) {
+    try {
+      insertMessage(bus.store, row);
+      return;
+    } catch (error) {
+      const idTaken = error instanceof Error && /messages\.message_id/.test(error.message);
+      if (!idTaken || attempt >= 5) throw error;
+      row.message_id = newId();
+    }
+  }
+}
+
+/**
+ * Keep the batch within the text budget of one tool result, so a client that
+ * reads only the text never has an auto-advanced message cut away. The first
+ * message is always kept (its text may then be truncated).
+ */
+function fitBudget(rows: MessageRow[], budgetChars: number): MessageRow[] {
+  let used = 0;
+  let count = 0;
+  for (const row of rows) {
+    used += row.content_markdown.length;
+    if (count > 0 && used > budgetChars) break;
+    count++;
+  }
+  return rows.slice(0, count);
+}
+
+function prepareOutbox(bus: Bus, outbox: OutgoingMessage[]): PreparedItem[] {
+  const { maxOutbox, maxMessageChars, maxMetadataChars } = bus.config;
+  if (outbox.length > maxOutbox) {
+    throw invalidArgument(`outbox has ${outbox.length} items; the most is ${maxOutbox}`);
+  }
+  return outbox.map((item, index) => {
+    const at = `outbox[${index}]`;
+    if (!item.content_markdown.trim()) {
+      throw invalidArgument(`${at}.content_markdown must be a non-empty string`);
+    }
+    if (item.content_markdown.length > maxMessageChars) {
+      throw invalidArgument(`${at}.content_markdown exceeds max length (${maxMessageChars})`);
+    }
+    const replyTo = item.reply_to === null || item.reply_to === undefined
+      ? null
+      : cleanName(item.reply_to, `${at}.reply_to`, MAX_MESSAGE_ID_CHARS);
+    const clientMessageId = item.client_message_id === null || item.client_message_id === undefined
+      ? null
+      : cleanName(item.client_message_id, `${at}.client_message_id`, MAX_CLIENT_MESSAGE_ID_CHARS);
+    return {
+      contentMarkdown: item.content_markdown,
+      messageType: cleanName(
+        item.message_type ?? "message",
+        `${at}.message_type`,
+        MAX_MESSAGE_TYPE_CHARS,
+      ),
+      replyTo,
+      metadataJson: metadataJson(item.metadata, `${at}.metadata`, maxMetadataChars),
+      clientMessageId,
+    };
+  });
+}
+
+function startProgress(
+  options: SyncOptions,
+  totalSeconds: number,
+): ReturnType<typeof setInterval> | undefined {
+  const report = options.onWaitProgress;
+  if (!report) return undefined;
+  const started = performance.now();
+  return setInterval(() => {
+    report(Math.round((performance.now() - started) / 1000), totalSeconds);
+  }, PROGRESS_INTERVAL_MS);
+}

@@ -1,0 +1,68 @@
+/**
+ * Small checks shared by the bus functions: names, free text and JSON
+ * objects. Each throws `INVALID_ARGUMENT` naming the argument.
+ *
+ * @module
+ */
+
+import { invalidArgument } from "../errors.ts";
+
+// deno-lint-ignore no-control-regex -- the point is to find control characters
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Trim a name-like string and check it is non-blank, short enough and free
+ * of control characters.
+ *
+ * @param field argument name used in the error
+ */
+export function cleanName(value: string, field: string, maxChars: number): string {
+  const trimmed = value.trim();
+  if (!trimmed) throw invalidArgument(`${field} must be a non-empty string`);
+  if (trimmed.length > maxChars) {
+    throw invalidArgument(`${field} exceeds max length (${maxChars})`);
+  }
+  if (CONTROL.test(trimmed)) throw invalidArgument(`${field} must not contain control characters`);
+  return trimmed;
+}
+
+/** Trim optional free text: blank becomes null; too long is an error. */
+export function cleanOptionalText(
+  value: string | null | undefined,
+  field: string,
+  maxChars: number,
+): string | null {
+  const trimmed = value?.trim();
+  if (!trimmed) return null;
+  if (trimmed.length > maxChars) throw invalidArgument(`${field} exceeds max length (${maxChars})`);
+  return trimmed;
+}
+
+/**
+ * Serialize a metadata object, bounded in size.
+ *
+ * @returns the JSON text, or null for null/undefined
+ */
+export function metadataJson(
+  value: Record<string, unknown> | null | undefined,
+  field: string,
+  maxChars: number,
+): string | null {
+  if (value === null || value === undefined) return null;
+  const json = JSON.stringify(value);
+  if (json.length > maxChars) {
+    throw invalidArgument(`${field} exceeds max size (${maxChars} characters of JSON)`);
+  }
+  return json;
+}
+
+/** Parse stored metadata JSON back into an object (null when absent or unreadable). */
+export function parseMetadata(json: string | null): Record<string, unknown> | null {
+  if (json === null) return null;
+  try {
+    const value = JSON.parse(json);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
