@@ -1,0 +1,233 @@
+/**
+ * `defineTool()`: the one adapter between a tool's logic and MCP.
+ *
+ * The SDK's own validation would turn a bad argument into a bare text error
+ * with no code, so this adapter owns the whole call: it parses the
+ * arguments with the tool's zod schema (failures become `INVALID_ARGUMENT`
+ * naming the field), runs the tool, and shapes every outcome the same way:
+ *
+ * - success: text for humans and text-only clients, plus `structuredContent`
+ *   matching the published `outputSchema`, with `warnings` only when there
+ *   are some;
+ * - failure: `isError: true`, the text `CODE: message`, and
+ *   `structuredContent = {error: {code, message}, ...context}`.
+ *
+ * The published `outputSchema` admits both shapes (`anyOf`), because MCP
+ * clients validate `structuredContent` even on error results.
+ *
+ * @module
+ */
+
+import type { CallToolResult, Tool as McpToolDescriptor } from "@modelcontextprotocol/sdk/types";
+import { z } from "zod";
+import type { Bus } from "../bus/mod.ts";
+import type { Session } from "../bus/session.ts";
+import type { ResolvedConfig } from "../config.ts";
+import { BusError, invalidArgument, type Warning } from "../errors.ts";
+import type { Logger } from "../log.ts";
+
+/** What a tool's `run` gets besides its arguments. */
+export interface ToolContext {
+  bus: Bus;
+  session: Session;
+  log: Logger;
+  /** Aborted when the client cancels the call or the connection closes. */
+  signal: AbortSignal;
+  /**
+   * Send a progress notification, if the client asked for them with a
+   * `progressToken` (otherwise a no-op).
+   */
+  progress(progress: number, total?: number, message?: string): void;
+}
+
+/** What a tool's `run` returns on success. */
+export interface ToolOutput<O> {
+  structured: O;
+  text: string;
+  warnings?: Warning[];
+}
+
+/** MCP tool annotations (hints for clients). */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** Everything that defines a tool. Schemas may depend on the config (limits). */
+export interface ToolSpec<I extends z.ZodType, O extends z.ZodType> {
+  name: string;
+  title: string;
+  description: string | ((config: ResolvedConfig) => string);
+  input: I | ((config: ResolvedConfig) => I);
+  output: O;
+  annotations: ToolAnnotations;
+  /** False only for tools that never touch the database (`ping`). */
+  usesDb: boolean;
+  run(
+    args: z.output<I>,
+    ctx: ToolContext,
+  ): ToolOutput<z.input<O>> | Promise<ToolOutput<z.input<O>>>;
+}
+
+/** A tool ready to list and call, with its schemas built for one config. */
+export interface BoundTool {
+  name: string;
+  descriptor: McpToolDescriptor;
+  call(rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult>;
+}
+
+/** A defined tool; `bind(config)` builds its schemas. */
+export interface ToolDefinition {
+  name: string;
+  bind(config: ResolvedConfig): BoundTool;
+}
+
+const WARNING_JSON = {
+  type: "object",
+  properties: {
+    code: { type: "string" },
+    message: { type: "string" },
+    context: { type: "object" },
+  },
+  required: ["code"],
+};
+
+const ERROR_JSON = {
+  type: "object",
+  properties: { code: { type: "string" }, message: { type: "string" } },
+  required: ["code", "message"],
+};
+
+/**
+ * Define a tool. The returned definition validates, runs and shapes every
+ * call as described in the module documentation.
+ */
+export function defineTool<I extends z.ZodType, O extends z.ZodType>(
+  spec: ToolSpec<I, O>,
+): ToolDefinition {
+  return {
+    name: spec.name,
+    bind(config: ResolvedConfig): BoundTool {
+      const input = typeof spec.input === "function" ? spec.input(config) : spec.input;
+      const description = typeof spec.description === "function"
+        ? spec.description(config)
+        : spec.description;
+      const descriptor: McpToolDescriptor = {
+        name: spec.name,
+        title: spec.title,
+        description,
+        inputSchema: inputJsonSchema(input),
+        outputSchema: outputJsonSchema(spec.output),
+        annotations: { title: spec.title, ...spec.annotations },
+      };
+      return {
+        name: spec.name,
+        descriptor,
+        async call(rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult> {
+          try {
+            if (spec.usesDb && ctx.bus.store.failure) throw ctx.bus.store.failure;
+            const parsed = input.safeParse(rawArgs ?? {});
+            if (!parsed.success) throw invalidArgument(formatIssues(parsed.error.issues));
+            const output = await spec.run(parsed.data, ctx);
+            return successResult(output);
+          } catch (error) {
+            if (ctx.signal.aborted) ctx.log.debug(`${spec.name} cancelled by the client`);
+            return errorResult(error, spec.name, ctx.log);
+          }
+        },
+      };
+    },
+  };
+}
+
+/** The error result for a `BusError` (or `INTERNAL_ERROR` for anything else). */
+export function errorResult(error: unknown, toolName: string, log: Logger): CallToolResult {
+  let busError: BusError;
+  if (error instanceof BusError) {
+    busError = error;
+  } else {
+    log.error(`Tool ${toolName} failed`, {
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    });
+    busError = new BusError(
+      "INTERNAL_ERROR",
+      `Tool ${toolName} failed unexpectedly; the server log has details`,
+    );
+  }
+  return {
+    isError: true,
+    content: [{ type: "text", text: `${busError.code}: ${busError.message}` }],
+    structuredContent: {
+      ...busError.context,
+      error: { code: busError.code, message: busError.message },
+    },
+  };
+}
+
+function successResult<O>(output: ToolOutput<O>): CallToolResult {
+  const warnings = output.warnings ?? [];
+  const structured = { ...(output.structured as Record<string, unknown>) };
+  let text = output.text;
+  if (warnings.length > 0) {
+    structured.warnings = warnings;
+    text += "\n" + warnings.map((w) => `warning ${w.code}${w.message ? `: ${w.message}` : ""}`)
+      .join("\n");
+  }
+  return { content: [{ type: "text", text }], structuredContent: structured };
+}
+
+/**
+ * Turn zod issues into one sentence that names each bad field the way a
+ * caller wrote it (`outbox[0].content_markdown`).
+ */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  const parts = issues.slice(0, 5).map((issue) => {
+    const path = formatPath(issue.path);
+    if (issue.code === "unrecognized_keys") {
+      const keys = issue.keys.map((key) => `"${key}"`).join(", ");
+      return `unknown argument${issue.keys.length > 1 ? "s" : ""} ${keys}${
+        path ? ` in ${path}` : ""
+      }`;
+    }
+    if (issue.code === "invalid_type" && / received undefined$/.test(issue.message)) {
+      return `${path || "arguments"} is required`;
+    }
+    // Our own messages are phrases that follow the field name ("must be ..."); zod's are sentences.
+    if (/^[a-z]/.test(issue.message)) return `${path} ${issue.message}`;
+    const message = issue.message.replace(/^Invalid input: /, "");
+    return `${path || "arguments"}: ${message.charAt(0).toLowerCase()}${message.slice(1)}`;
+  });
+  const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : "";
+  return `Invalid arguments: ${parts.join("; ")}${more}`;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    out += typeof key === "number" ? `[${key}]` : out ? `.${String(key)}` : String(key);
+  }
+  return out;
+}
+
+function inputJsonSchema(schema: z.ZodType): McpToolDescriptor["inputSchema"] {
+  const json = z.toJSONSchema(schema, { io: "input" }) as Record<string, unknown>;
+  delete json.$schema;
+  return json as McpToolDescriptor["inputSchema"];
+}
+
+function outputJsonSchema(schema: z.ZodType): McpToolDescriptor["outputSchema"] {
+  const json = z.toJSONSchema(schema, { io: "output" }) as Record<string, unknown>;
+  delete json.$schema;
+  // Error results carry `error` plus context fields instead of the success fields.
+  delete json.additionalProperties;
+  const properties = (json.properties ?? {}) as Record<string, unknown>;
+  properties.warnings = { type: "array", items: WARNING_JSON };
+  properties.error = ERROR_JSON;
+  const required = (json.required ?? []) as string[];
+  delete json.required;
+  json.properties = properties;
+  json.anyOf = [{ required }, { required: ["error"] }];
+  return json as McpToolDescriptor["outputSchema"];
+}

@@ -1,0 +1,44 @@
+/**
+ * `topic_list`: topics by status, newest first.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { topicSchema } from "../../bus/schemas.ts";
+import { listTopics, MAX_TOPIC_LIST } from "../../bus/topics.ts";
+import { defineTool } from "../define_tool.ts";
+import { quote } from "../text.ts";
+
+/** Topics shown in the text (all are in structuredContent). */
+const TEXT_ROWS = 50;
+
+/** The `topic_list` tool. */
+export const topicListTool = defineTool({
+  name: "topic_list",
+  title: "List topics",
+  description: "List topics, newest first. status: open (default), closed or all.",
+  input: z.strictObject({
+    status: z.enum(["open", "closed", "all"]).default("open"),
+    limit: z.int().min(1, "must be an int > 0").max(MAX_TOPIC_LIST, `must be <= ${MAX_TOPIC_LIST}`)
+      .default(200).describe("Most topics to return"),
+  }),
+  output: z.object({
+    topics: z.array(topicSchema),
+    count: z.int(),
+  }),
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  usesDb: true,
+  run(args, { bus }) {
+    const topics = listTopics(bus, { status: args.status, limit: args.limit });
+    const lines = topics.slice(0, TEXT_ROWS).map((topic) =>
+      `- ${quote(topic.name)} topic_id=${topic.topic_id} status=${topic.status}`
+    );
+    if (topics.length > TEXT_ROWS) lines.push(`… and ${topics.length - TEXT_ROWS} more`);
+    return {
+      structured: { topics, count: topics.length },
+      text: `${topics.length} ${args.status === "all" ? "" : `${args.status} `}topic(s)` +
+        (lines.length ? `:\n${lines.join("\n")}` : ""),
+    };
+  },
+});

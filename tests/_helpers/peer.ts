@@ -1,0 +1,182 @@
+/**
+ * One helper to run real agent-bus server processes and talk to them with
+ * the MCP SDK's `Client` over stdio, exactly as an agent's client does.
+ *
+ * The child runs `deno run` with the same narrow permissions the README
+ * documents (env, and read/write on the database directory only). Its stderr
+ * is collected and printed only when a test fails.
+ *
+ * @module
+ */
+
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
+import { fileURLToPath } from "node:url";
+
+/** Absolute path of `main.ts`. */
+export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+
+/** Options of {@linkcode startPeer}. */
+export interface PeerOptions {
+  /** Database file; its directory is the only one the child may read or write. */
+  dbPath: string;
+  /** Extra environment for the child. */
+  env?: Record<string, string>;
+  /** Extra arguments after `main.ts`. */
+  args?: string[];
+  /** Run this program instead of `deno run main.ts` (a compiled binary). */
+  command?: string;
+}
+
+/** A running server process with a connected client. */
+export interface Peer extends AsyncDisposable {
+  client: Client;
+  pid: number;
+  /** Call a tool and return the raw result. */
+  call(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<CallToolResult>;
+  /** Call a tool and return its structuredContent; throws when the result is an error. */
+  ok(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Call a tool that must fail and return `structuredContent.error.code` and the content. */
+  fail(name: string, args?: Record<string, unknown>): Promise<ToolFailure>;
+  /** Everything the child wrote to stderr so far. */
+  stderr(): string;
+  /** Kill the process with a signal, without a clean shutdown. */
+  kill(signal?: Deno.Signal): void;
+  close(): Promise<void>;
+}
+
+/** Options for one call. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  resetTimeoutOnProgress?: boolean;
+}
+
+/** An error result, unpacked. */
+export interface ToolFailure {
+  code: string;
+  message: string;
+  structured: Record<string, unknown>;
+  text: string;
+}
+
+/** Environment a child needs from ours (the Deno cache, so it starts offline). */
+function inheritedEnv(): Record<string, string> {
+  const env: Record<string, string> = { NO_COLOR: "1" };
+  for (const key of ["DENO_DIR", "HOME", "PATH", "XDG_CACHE_HOME"]) {
+    const value = Deno.env.get(key);
+    if (value !== undefined) env[key] = value;
+  }
+  return env;
+}
+
+/** Permission flags for a server whose database lives in `dbPath`'s directory. */
+export function serverPermissions(dbPath: string): string[] {
+  if (dbPath === ":memory:") return ["--allow-env"];
+  const dir = dbPath.slice(0, dbPath.lastIndexOf("/")) || "/";
+  return ["--allow-env", `--allow-read=${dir}`, `--allow-write=${dir}`];
+}
+
+/**
+ * Start a server process on `dbPath` and connect a client to it.
+ *
+ * @returns the connected peer; dispose it (or `close()`) to stop the process
+ */
+export async function startPeer(options: PeerOptions): Promise<Peer> {
+  const transport = new StdioClientTransport({
+    command: options.command ?? Deno.execPath(),
+    args: options.command
+      ? options.args ?? []
+      : ["run", "--quiet", ...serverPermissions(options.dbPath), MAIN, ...(options.args ?? [])],
+    env: { ...inheritedEnv(), AGENT_BUS_DB: options.dbPath, ...options.env },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  const decoder = new TextDecoder();
+  transport.stderr?.on("data", (chunk: Uint8Array) => {
+    stderr += decoder.decode(chunk);
+  });
+  const client = new Client({ name: "agent-bus-tests", version: "0.0.0" });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    throw new Error(`Server failed to start: ${error}\n--- stderr ---\n${stderr}`);
+  }
+  const pid = transport.pid!;
+  const call = async (
+    name: string,
+    args: Record<string, unknown> = {},
+    options: CallOptions = {},
+  ): Promise<CallToolResult> =>
+    await client.callTool({ name, arguments: args }, undefined, {
+      timeout: options.timeoutMs ?? 60_000,
+      signal: options.signal,
+      onprogress: options.onprogress,
+      resetTimeoutOnProgress: options.resetTimeoutOnProgress,
+    }) as CallToolResult;
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await client.close().catch(() => {});
+  };
+  return {
+    client,
+    pid,
+    call,
+    async ok(name, args) {
+      const result = await call(name, args);
+      if (result.isError) {
+        throw new Error(`${name} failed: ${textOf(result)}\n--- stderr ---\n${stderr}`);
+      }
+      return result.structuredContent as Record<string, unknown>;
+    },
+    async fail(name, args) {
+      const result = await call(name, args);
+      if (!result.isError) {
+        throw new Error(`${name} succeeded but should have failed: ${textOf(result)}`);
+      }
+      const structured = result.structuredContent as Record<string, unknown>;
+      const error = structured.error as { code: string; message: string };
+      return { code: error.code, message: error.message, structured, text: textOf(result) };
+    },
+    stderr: () => stderr,
+    kill(signal = "SIGKILL") {
+      try {
+        Deno.kill(pid, signal);
+      } catch {
+        // already gone
+      }
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** The text content of a result. */
+export function textOf(result: CallToolResult): string {
+  return (result.content as { type: string; text?: string }[])
+    .map((part) => part.type === "text" ? part.text ?? "" : "").join("\n");
+}
+
+/** Wait until `check` returns true, polling every `everyMs`, failing after `timeoutMs`. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  options: { timeoutMs?: number; everyMs?: number; what?: string } = {},
+): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  while (!(await check())) {
+    if (Date.now() > deadline) {
+      throw new Error(`Timed out waiting for ${options.what ?? "condition"}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 10));
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Guards the module graph: dependencies point one way
+ * (cli -> transports -> mcp/console -> bus/search -> store -> base), and SQL
+ * is written only in lib/store.
+ */
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** What each layer may import, besides itself. "base" is lib/*.ts and deno.json. */
+const ALLOWED: Record<string, string[]> = {
+  base: [],
+  store: ["base"],
+  bus: ["store", "base"],
+  search: ["store", "base"],
+  mcp: ["bus", "search", "base"],
+  console: ["bus", "search", "base"],
+  transports: ["mcp", "console", "bus", "search", "store", "base"],
+  cli: ["transports", "mcp", "console", "bus", "search", "store", "base"],
+};
+
+function layerOf(path: string): string | undefined {
+  if (!path.startsWith(ROOT)) return undefined;
+  const rel = path.slice(ROOT.length);
+  if (rel === "deno.json") return "base";
+  const match = /^lib\/(?:([^/]+)\/)?[^/]+$/.exec(rel) ?? /^lib\/([^/]+)\//.exec(rel);
+  if (!match) return undefined;
+  return match[1] ?? "base";
+}
+
+Deno.test("lib/ imports only point down the layer stack", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", `${ROOT}main.ts`],
+    stdout: "piped",
+  }).output();
+  const graph = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+    modules: {
+      local?: string;
+      dependencies?: { code?: { specifier: string }; type?: { specifier: string } }[];
+    }[];
+  };
+  const violations: string[] = [];
+  let checked = 0;
+  for (const module of graph.modules) {
+    const from = module.local && layerOf(module.local);
+    if (!from) continue;
+    for (const dep of module.dependencies ?? []) {
+      const specifier = dep.code?.specifier ?? dep.type?.specifier;
+      if (!specifier?.startsWith("file://")) continue;
+      const to = layerOf(fileURLToPath(specifier));
+      if (!to || to === from) continue;
+      checked++;
+      if (!ALLOWED[from]?.includes(to)) {
+        violations.push(
+          `${module.local!.slice(ROOT.length)} (${from}) imports ${to}: ${specifier}`,
+        );
+      }
+    }
+  }
+  assert.ok(checked > 20, "the graph was read");
+  assert.deepEqual(violations, []);
+});
+
+Deno.test("SQL appears only in lib/store", async () => {
+  const sql =
+    /\b(SELECT\s+[\w*]|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|TRIGGER|VIRTUAL)|PRAGMA\s+\w)/;
+  const offenders: string[] = [];
+  for await (const path of walk(`${ROOT}lib`)) {
+    if (path.includes("/lib/store/")) continue;
+    const text = await Deno.readTextFile(path);
+    text.split("\n").forEach((line, i) => {
+      const comment = /^\s*(\*|\/\/|\/\*)/.test(line);
+      if (!comment && sql.test(line)) {
+        offenders.push(`${path.slice(ROOT.length)}:${i + 1}: ${line.trim()}`);
+      }
+    });
+  }
+  assert.deepEqual(offenders, []);
+});
+
+async function* walk(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) yield* walk(path);
+    else if (entry.name.endsWith(".ts")) yield path;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The command line: version, help, usage errors and `db wipe`.
+ */
+
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { MAIN } from "../_helpers/peer.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+import denoJson from "../../deno.json" with { type: "json" };
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--allow-env", "--allow-read", "--allow-write", MAIN, ...args],
+    env: { NO_COLOR: "1", ...env },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+Deno.test("agent-bus --version prints the package version", async () => {
+  const result = await cli(["--version"]);
+  assert.equal(result.code, 0);
+  assert.equal(result.stdout.trim(), `agent-bus ${denoJson.version}`);
+});
+
+Deno.test("agent-bus --help lists the commands and the environment", async () => {
+  const result = await cli(["--help"]);
+  assert.equal(result.code, 0);
+  assert.match(result.stdout, /db wipe --yes/);
+  assert.match(result.stdout, /AGENT_BUS_DB/);
+});
+
+Deno.test("agent-bus with an unknown option exits 2 with usage", async () => {
+  const result = await cli(["--frobnicate"]);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /Usage:/);
+});
+
+Deno.test("agent-bus db wipe --yes removes the database and its WAL files", async () => {
+  await using tmp = await tmpDir();
+  const path = `${tmp.path}/bus.sqlite`;
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+  const refused = await cli(["db", "wipe"], { AGENT_BUS_DB: path });
+  assert.equal(refused.code, 2, "without --yes and without a terminal it refuses");
+  await Deno.stat(path);
+  const wiped = await cli(["db", "wipe", "--yes"], { AGENT_BUS_DB: path });
+  db.close();
+  assert.equal(wiped.code, 0, wiped.stderr);
+  assert.match(wiped.stdout, /Wiped/);
+  for (const suffix of ["", "-wal", "-shm"]) {
+    await assert.rejects(Deno.stat(`${path}${suffix}`), Deno.errors.NotFound);
+  }
+  const again = await cli(["db", "wipe", "--yes"], { AGENT_BUS_DB: path });
+  assert.equal(again.code, 0);
+  assert.match(again.stdout, /nothing to wipe/);
+});

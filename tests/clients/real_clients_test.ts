@@ -1,0 +1,104 @@
+/**
+ * Our stdio server as real MCP clients see it: the MCP Inspector CLI lists
+ * and calls tools, and Claude Code's health check connects.
+ */
+
+import assert from "node:assert/strict";
+import { installClients } from "../_helpers/clients.ts";
+import { MAIN, serverPermissions } from "../_helpers/peer.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+const clients = await installClients();
+const skip = clients.unavailable ? ` (SKIPPED: ${clients.unavailable})` : "";
+
+async function run(cmd: string, args: string[], env: Record<string, string> = {}) {
+  const output = await new Deno.Command(cmd, {
+    args,
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+/** Deno's cache, so a server started under another HOME still starts offline. */
+async function denoCacheDir(): Promise<string> {
+  const info = await run(Deno.execPath(), ["info", "--json"]);
+  return (JSON.parse(info.stdout) as { denoDir: string }).denoDir;
+}
+
+function serverCommand(dbPath: string): string[] {
+  return [Deno.execPath(), "run", "--quiet", ...serverPermissions(dbPath), MAIN];
+}
+
+Deno.test({
+  name: `MCP Inspector CLI lists the tools and calls one${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    const inspector = clients.bin("mcp-inspector");
+    const list = await run(inspector, [
+      "--cli",
+      "-e",
+      `AGENT_BUS_DB=${dbPath}`,
+      "--",
+      ...serverCommand(dbPath),
+      "--method",
+      "tools/list",
+    ]);
+    assert.equal(list.code, 0, list.stderr);
+    const tools = (JSON.parse(list.stdout) as { tools: { name: string }[] }).tools;
+    assert.equal(tools.length, 10);
+    const call = await run(inspector, [
+      "--cli",
+      "-e",
+      `AGENT_BUS_DB=${dbPath}`,
+      "--",
+      ...serverCommand(dbPath),
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "topic_create",
+      "--tool-arg",
+      "name=from-inspector",
+    ]);
+    assert.equal(call.code, 0, call.stderr);
+    const result = JSON.parse(call.stdout) as { structuredContent: { name: string } };
+    assert.equal(result.structuredContent.name, "from-inspector");
+  },
+});
+
+Deno.test({
+  name: `Claude Code connects to the server from its user config${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    const env: Record<string, string> = { HOME: tmp.path, PATH: Deno.env.get("PATH") ?? "" };
+    const denoDir = await denoCacheDir();
+    const claude = clients.bin("claude");
+    const add = await run(claude, [
+      "mcp",
+      "add",
+      "agent-bus",
+      "-s",
+      "user",
+      "-e",
+      `AGENT_BUS_DB=${dbPath}`,
+      "-e",
+      `DENO_DIR=${denoDir}`,
+      "--",
+      ...serverCommand(dbPath),
+    ], env);
+    assert.equal(add.code, 0, add.stderr);
+    const list = await run(claude, ["mcp", "list"], env);
+    assert.match(list.stdout, /agent-bus: .*✔ Connected/, list.stdout + list.stderr);
+  },
+});
