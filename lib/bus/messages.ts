@@ -7,18 +7,9 @@
 import type { MessageRow } from "../store/messages.ts";
 import { parseMetadata } from "./validate.ts";
 
-/** A message as `sync` returns it in `received` and `sent[].message`. */
-export interface Message {
-  message_id: string;
-  topic_id: string;
-  seq: number;
-  sender: string;
-  message_type: string;
-  reply_to: string | null;
-  content_markdown: string;
+/** A message as `sync` returns it: the stored row with its metadata parsed. */
+export interface Message extends Omit<MessageRow, "metadata_json"> {
   metadata: Record<string, unknown> | null;
-  client_message_id: string | null;
-  created_at: number;
 }
 
 /** Convert a stored row to its wire shape. */

@@ -33,16 +33,8 @@ export interface SearchArgs {
   includeContent: boolean;
 }
 
-/** One result. Which score fields are set depends on the mode. */
-export interface SearchHit {
-  topic_id: string;
-  topic_name: string;
-  message_id: string;
-  seq: number;
-  sender: string;
-  message_type: string;
-  created_at: number;
-  snippet: string;
+/** One result: a full-text hit's fields; which score fields are set depends on the mode. */
+export interface SearchHit extends Omit<FtsHit, "rank" | "content_markdown"> {
   rank?: number;
   fts_rank?: number | null;
   semantic_score?: number | null;

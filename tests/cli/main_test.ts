@@ -5,21 +5,16 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { MAIN } from "../_helpers/peer.ts";
+import { run } from "../_helpers/run.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--allow-env", "--allow-read", "--allow-write", MAIN, ...args],
-    env: { NO_COLOR: "1", ...env },
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+function cli(args: string[], env: Record<string, string> = {}) {
+  return run(
+    Deno.execPath(),
+    ["run", "--quiet", "--allow-env", "--allow-read", "--allow-write", MAIN, ...args],
+    env,
+  );
 }
 
 Deno.test("agent-bus --version prints the package version", async () => {

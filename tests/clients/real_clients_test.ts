@@ -6,26 +6,11 @@
 import assert from "node:assert/strict";
 import { installClients } from "../_helpers/clients.ts";
 import { MAIN, serverPermissions } from "../_helpers/peer.ts";
+import { run } from "../_helpers/run.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const clients = await installClients();
 const skip = clients.unavailable ? ` (SKIPPED: ${clients.unavailable})` : "";
-
-async function run(cmd: string, args: string[], env: Record<string, string> = {}) {
-  const output = await new Deno.Command(cmd, {
-    args,
-    env: { NO_COLOR: "1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
 
 /** Deno's cache, so a server started under another HOME still starts offline. */
 async function denoCacheDir(): Promise<string> {
@@ -43,32 +28,27 @@ Deno.test({
   async fn() {
     await using tmp = await tmpDir();
     const dbPath = `${tmp.path}/bus.sqlite`;
-    const inspector = clients.bin("mcp-inspector");
-    const list = await run(inspector, [
-      "--cli",
-      "-e",
-      `AGENT_BUS_DB=${dbPath}`,
-      "--",
-      ...serverCommand(dbPath),
-      "--method",
-      "tools/list",
-    ]);
+    const inspect = (...method: string[]) =>
+      run(clients.bin("mcp-inspector"), [
+        "--cli",
+        "-e",
+        `AGENT_BUS_DB=${dbPath}`,
+        "--",
+        ...serverCommand(dbPath),
+        ...method,
+      ]);
+    const list = await inspect("--method", "tools/list");
     assert.equal(list.code, 0, list.stderr);
     const tools = (JSON.parse(list.stdout) as { tools: { name: string }[] }).tools;
     assert.equal(tools.length, 10);
-    const call = await run(inspector, [
-      "--cli",
-      "-e",
-      `AGENT_BUS_DB=${dbPath}`,
-      "--",
-      ...serverCommand(dbPath),
+    const call = await inspect(
       "--method",
       "tools/call",
       "--tool-name",
       "topic_create",
       "--tool-arg",
       "name=from-inspector",
-    ]);
+    );
     assert.equal(call.code, 0, call.stderr);
     const result = JSON.parse(call.stdout) as { structuredContent: { name: string } };
     assert.equal(result.structuredContent.name, "from-inspector");
