@@ -38,8 +38,11 @@ export function cleanOptionalText(
   return trimmed;
 }
 
+/** Deepest nesting of arrays and objects accepted inside `metadata`. */
+export const MAX_METADATA_DEPTH = 32;
+
 /**
- * Serialize a metadata object, bounded in size.
+ * Serialize a metadata object, bounded in size and nesting.
  *
  * @returns the JSON text, or null for null/undefined
  */
@@ -49,6 +52,9 @@ export function metadataJson(
   maxChars: number,
 ): string | null {
   if (value === null || value === undefined) return null;
+  if (depthOf(value) > MAX_METADATA_DEPTH) {
+    throw invalidArgument(`${field} nests deeper than ${MAX_METADATA_DEPTH} levels`);
+  }
   const json = JSON.stringify(value);
   if (json.length > maxChars) {
     throw invalidArgument(`${field} exceeds max size (${maxChars} characters of JSON)`);
@@ -65,4 +71,18 @@ export function parseMetadata(json: string | null): Record<string, unknown> | nu
   } catch {
     return null;
   }
+}
+
+/** Nesting depth of a JSON value, without recursion (so hostile input cannot overflow the stack). */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== "object") continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_METADATA_DEPTH) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }

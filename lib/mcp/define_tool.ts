@@ -127,7 +127,8 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
         descriptor,
         async call(rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult> {
           try {
-            if (spec.usesDb && ctx.bus.store.failure) throw ctx.bus.store.failure;
+            const unusable = spec.usesDb ? ctx.bus.store.check() : undefined;
+            if (unusable) throw unusable;
             const parsed = input.safeParse(rawArgs ?? {});
             if (!parsed.success) throw invalidArgument(formatIssues(parsed.error.issues));
             const output = await spec.run(parsed.data, ctx);

@@ -21,6 +21,17 @@ export function isNotADatabase(error: unknown): boolean {
   return error instanceof Error && /file is not a database|file is encrypted/i.test(error.message);
 }
 
+/**
+ * True when the connection itself is in trouble (I/O errors, its files gone):
+ * it should be dropped and the database opened afresh.
+ */
+export function isBroken(error: unknown): boolean {
+  return error instanceof Error &&
+    /disk I\/O error|unable to open database file|database disk image is malformed/i.test(
+      error.message,
+    );
+}
+
 /** True when SQLite could not open, read or write the file (SQLITE_CANTOPEN, READONLY, IOERR, FULL). */
 export function isUnavailable(error: unknown): boolean {
   return error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotFound ||

@@ -1,10 +1,11 @@
 /**
- * The SQLite store: one long-lived connection per process.
+ * The SQLite store: one long-lived connection per process, that heals.
  *
- * `openStore()` sets the pragmas once (WAL with a bounded retry, because the
+ * Opening sets the pragmas once (WAL with a bounded retry, because the
  * switch to WAL needs an exclusive lock that does not wait on the busy
- * handler; `synchronous=NORMAL`, which is crash-safe under WAL), brings the
- * schema up to date, and caches prepared statements for reuse.
+ * handler; `synchronous=NORMAL`, which under WAL loses nothing when a
+ * process crashes), brings the schema up to date, and caches prepared
+ * statements for reuse.
  *
  * Writes go through `immediate(fn)`: `BEGIN IMMEDIATE` takes the write lock
  * up front, so a transaction never fails half-way on a read-to-write upgrade.
@@ -14,9 +15,15 @@
  * every request of the process, an `await` inside a transaction would let
  * another request's statements into it.
  *
- * A store whose file cannot be used, or whose schema is not the seed's,
- * still opens: every access then throws the `BusError` that explains why, so
- * tools that need no database (`ping`) keep working.
+ * The store never gives up for good. A file that cannot be opened, or holds
+ * another schema, leaves the store failed with the `BusError` that explains
+ * why; every access throws it, and at most once a second an access tries to
+ * open the file again, so the server recovers when the condition ends (and
+ * `ping`, which needs no database, keeps working throughout). Before every
+ * write, and at least every 250 ms of reads, the store checks that the path
+ * still names the file it opened: a database deleted or replaced under a
+ * running server is reopened instead of silently writing into a ghost file.
+ * Each tool call checks too (`check()`), so it never reads a ghost either.
  *
  * @module
  */
@@ -24,11 +31,15 @@
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { BusError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
+import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
 import { ensureSchema, schemaMismatch } from "./migrate.ts";
 
 /** How long one synchronous wait for a lock may block the event loop. */
 const LOCK_SLICE_MS = 50;
+/** How often a failed store may try to open the file again. */
+const RETRY_OPEN_MS = 1000;
+/** How stale the "still the same file" check may be for reads. */
+const VERIFY_READS_MS = 250;
 
 /** Options of {@linkcode openStore}. */
 export interface StoreOptions {
@@ -37,28 +48,43 @@ export interface StoreOptions {
   log: Logger;
 }
 
-/** The open database. All SQL in the program runs through one of these. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** The database of this process. All SQL in the program runs through one of these. */
 export class Store {
   readonly path: string;
-  readonly #db: DatabaseSync | undefined;
-  readonly #statements = new Map<string, StatementSync>();
   readonly #busyTimeoutMs: number;
-  readonly #failure: BusError | undefined;
+  readonly #log: Logger;
+  readonly #statements = new Map<string, StatementSync>();
+  #db: DatabaseSync | undefined;
+  #identity: FileIdentity | undefined;
+  #verifiedAt = 0;
+  #failure: BusError | undefined;
+  #retryAt = 0;
 
-  /** Use {@linkcode openStore}; this constructor does no I/O. */
-  constructor(
-    path: string,
-    init: { db?: DatabaseSync; failure?: BusError; busyTimeoutMs: number },
-  ) {
+  /** Use {@linkcode openStore}. */
+  constructor(path: string, options: StoreOptions) {
     this.path = path;
-    this.#db = init.db;
-    this.#failure = init.failure;
-    this.#busyTimeoutMs = init.busyTimeoutMs;
+    this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#log = options.log;
   }
 
-  /** Why the store cannot be used, or undefined when it is ready. */
-  get failure(): BusError | undefined {
-    return this.#failure;
+  /**
+   * Make sure the store is usable: verify that the path still names the
+   * opened file, and open or reopen it if due. Called once per tool call.
+   *
+   * @returns why the store cannot be used, or undefined when it is ready
+   */
+  check(): BusError | undefined {
+    try {
+      this.#connection(true);
+      return undefined;
+    } catch (error) {
+      return error instanceof BusError ? error : toBusError(error, this.path) as BusError;
+    }
   }
 
   /**
@@ -68,7 +94,7 @@ export class Store {
   stmt(sql: string): StatementSync {
     let statement = this.#statements.get(sql);
     if (!statement) {
-      statement = this.#connection().prepare(sql);
+      statement = this.#connection(false).prepare(sql);
       this.#statements.set(sql, statement);
     }
     return statement;
@@ -81,16 +107,17 @@ export class Store {
    * @throws {BusError} `DB_BUSY` when the lock stays taken for `busyTimeoutMs`
    */
   async immediate<T>(fn: () => T): Promise<T> {
-    const db = this.#connection();
     const deadline = performance.now() + this.#busyTimeoutMs;
+    let db = this.#connection(true);
     for (let attempt = 0;; attempt++) {
       try {
         db.exec("BEGIN IMMEDIATE");
         break;
       } catch (error) {
-        if (!isBusy(error) || performance.now() >= deadline) throw toBusError(error, this.path);
+        if (!isBusy(error) || performance.now() >= deadline) throw this.#fail(error);
         // Let other requests run, then try again; jitter spreads competing processes.
         await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 10) * Math.random()));
+        db = this.#connection(true);
       }
     }
     try {
@@ -99,7 +126,7 @@ export class Store {
       return result;
     } catch (error) {
       if (db.isTransaction) db.exec("ROLLBACK");
-      throw toBusError(error, this.path);
+      throw this.#fail(error);
     }
   }
 
@@ -109,7 +136,7 @@ export class Store {
    * @throws {BusError} the store's failure, or a mapped storage error
    */
   read<T>(fn: () => T): T {
-    const db = this.#connection();
+    const db = this.#connection(false);
     try {
       db.exec("BEGIN");
       try {
@@ -118,77 +145,137 @@ export class Store {
         if (db.isTransaction) db.exec("COMMIT");
       }
     } catch (error) {
-      throw toBusError(error, this.path);
+      throw this.#fail(error);
     }
   }
 
   /**
    * SQLite's `PRAGMA data_version`: changes whenever another connection
-   * commits. A read of the WAL index, so it costs about a microsecond.
+   * commits (and when the file is reopened). A read of the WAL index, so it
+   * costs about a microsecond.
    */
   dataVersion(): number {
     try {
       const row = this.stmt("PRAGMA data_version").get() as { data_version: number };
       return row.data_version;
     } catch (error) {
-      throw toBusError(error, this.path);
+      throw this.#fail(error);
     }
   }
 
-  /** Close the connection; later calls throw. */
+  /** Close the connection for good (process shutdown). */
   close(): void {
-    this.#statements.clear();
-    if (this.#db?.isOpen) this.#db.close();
+    this.#closeConnection();
+    this.#failure = new BusError("DB_UNAVAILABLE", "The database is closed");
+    this.#retryAt = Infinity;
   }
 
-  #connection(): DatabaseSync {
-    if (this.#failure) throw this.#failure;
-    if (!this.#db?.isOpen) throw new BusError("DB_UNAVAILABLE", "The database is closed");
+  /** The open connection, opening or reopening the file when due. */
+  #connection(forWrite: boolean): DatabaseSync {
+    const now = performance.now();
+    if (this.#db && (forWrite || now - this.#verifiedAt > VERIFY_READS_MS)) {
+      this.#verifiedAt = now;
+      if (!this.#stillSameFile()) {
+        this.#log.warn("The database file was deleted or replaced; reopening it", {
+          path: this.path,
+        });
+        this.#closeConnection();
+      }
+    }
+    if (this.#db) return this.#db;
+    if (this.#failure && now < this.#retryAt) throw this.#failure;
+    this.#open();
+    if (!this.#db) throw this.#failure!;
     return this.#db;
+  }
+
+  #open(): void {
+    let db: DatabaseSync | undefined;
+    try {
+      if (this.path !== ":memory:") ensureParentDir(this.path);
+      db = new DatabaseSync(this.path, { timeout: Math.min(LOCK_SLICE_MS, this.#busyTimeoutMs) });
+      const opened = db;
+      retryWhileBusy(() => {
+        const row = opened.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
+        if (row.journal_mode !== "wal" && this.path !== ":memory:") {
+          this.#log.warn("The database did not switch to WAL mode", { mode: row.journal_mode });
+        }
+      }, this.#busyTimeoutMs);
+      db.exec("PRAGMA synchronous = NORMAL");
+      const mismatch = retryWhileBusy(() => ensureSchema(opened, this.path), this.#busyTimeoutMs);
+      if (mismatch) throw mismatch;
+      this.#identity = this.path === ":memory:" ? undefined : identityOf(this.path);
+      this.#db = db;
+      this.#verifiedAt = performance.now();
+      if (this.#failure) this.#log.warn("The database is usable again", { path: this.path });
+      this.#failure = undefined;
+    } catch (error) {
+      if (db?.isOpen) db.close();
+      const failure = isNotADatabase(error)
+        ? schemaMismatch(this.path, "the file is not a SQLite database")
+        : unwritableDirectory(this.path) ?? toBusError(error, this.path);
+      const busError = failure instanceof BusError ? failure : new BusError(
+        "DB_UNAVAILABLE",
+        `Cannot open the database at "${this.path}": ${
+          error instanceof Error ? error.message : error
+        }`,
+        { cause: error },
+      );
+      if (busError.message !== this.#failure?.message) {
+        this.#log.warn(busError.message, { path: this.path });
+      }
+      this.#failure = busError;
+      this.#retryAt = performance.now() + RETRY_OPEN_MS;
+    }
+  }
+
+  #stillSameFile(): boolean {
+    if (!this.#identity) return true;
+    try {
+      const now = identityOf(this.path);
+      return now !== undefined && now.dev === this.#identity.dev &&
+        now.ino === this.#identity.ino;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Map an error; a connection that SQLite reports broken is dropped for a reopen. */
+  #fail(error: unknown): unknown {
+    if (isBroken(error)) {
+      this.#closeConnection();
+      this.#failure = toBusError(error, this.path) as BusError;
+      this.#retryAt = 0;
+    }
+    return toBusError(error, this.path);
+  }
+
+  #closeConnection(): void {
+    this.#statements.clear();
+    if (this.#db?.isOpen) {
+      try {
+        this.#db.close();
+      } catch {
+        // A connection broken by I/O errors may refuse to close cleanly; it is dropped anyway.
+      }
+    }
+    this.#db = undefined;
+    this.#identity = undefined;
   }
 }
 
 /**
  * Open (creating if needed) the database at `path` and bring its schema up
- * to date. Never throws for a bad file: the returned store carries the
- * failure instead.
+ * to date. Never throws for a bad file: the store reports the failure from
+ * `check()` and every access, and keeps trying to recover.
  *
  * @param path absolute file path or `:memory:`
  * @param options lock wait and logger
  */
-export async function openStore(path: string, options: StoreOptions): Promise<Store> {
-  const busyTimeoutMs = options.busyTimeoutMs;
-  let db: DatabaseSync | undefined;
-  try {
-    if (path !== ":memory:") ensureParentDir(path);
-    db = new DatabaseSync(path, { timeout: Math.min(LOCK_SLICE_MS, busyTimeoutMs) });
-    await retryWhileBusy(() => {
-      const mode = (db!.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode: string })
-        .journal_mode;
-      if (mode !== "wal" && path !== ":memory:") {
-        options.log.warn("The database did not switch to WAL mode", { path, mode });
-      }
-    }, busyTimeoutMs);
-    db.exec("PRAGMA synchronous = NORMAL");
-    const failure = await retryWhileBusy(() => ensureSchema(db!, path), busyTimeoutMs);
-    if (failure) {
-      options.log.warn(failure.message, { path });
-      return new Store(path, { db, failure, busyTimeoutMs });
-    }
-    return new Store(path, { db, busyTimeoutMs });
-  } catch (error) {
-    if (db?.isOpen) db.close();
-    const failure = isNotADatabase(error)
-      ? schemaMismatch(path, "the file is not a SQLite database")
-      : toBusError(error, path);
-    const busError = failure instanceof BusError ? failure : new BusError(
-      "DB_UNAVAILABLE",
-      `Cannot open the database at "${path}": ${error instanceof Error ? error.message : error}`,
-      { cause: error },
-    );
-    options.log.warn(busError.message, { path });
-    return new Store(path, { failure: busError, busyTimeoutMs });
-  }
+export function openStore(path: string, options: StoreOptions): Store {
+  const store = new Store(path, options);
+  store.check();
+  return store;
 }
 
 /**
@@ -210,19 +297,52 @@ export function wipeDatabase(path: string): string[] {
   return removed;
 }
 
+/**
+ * SQLite says only "unable to open database file" when the directory is
+ * read-only; say which directory and why, so the user can fix it.
+ */
+function unwritableDirectory(path: string): BusError | undefined {
+  if (path === ":memory:") return undefined;
+  const dir = path.slice(0, Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"))) || ".";
+  try {
+    Deno.removeSync(Deno.makeTempFileSync({ dir, prefix: ".agent-bus-probe-" }));
+    return undefined;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    return new BusError(
+      "DB_UNAVAILABLE",
+      `Cannot open the database at "${path}": its directory "${dir}" is not writable ` +
+        `(${error instanceof Error ? error.message : error}). Make it writable or point ` +
+        `AGENT_BUS_DB at a writable place`,
+      { cause: error },
+    );
+  }
+}
+
+function identityOf(path: string): FileIdentity | undefined {
+  const info = Deno.statSync(path);
+  return info.ino === null || info.dev === null ? undefined : { dev: info.dev, ino: info.ino };
+}
+
 function ensureParentDir(path: string): void {
   const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
   if (cut > 0) Deno.mkdirSync(path.slice(0, cut), { recursive: true });
 }
 
-async function retryWhileBusy<T>(fn: () => T, timeoutMs: number): Promise<T> {
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Run `fn`, retrying while the database is busy. Sleeps synchronously: it
+ * only runs while a file is being opened, which is rare and short.
+ */
+function retryWhileBusy<T>(fn: () => T, timeoutMs: number): T {
   const deadline = performance.now() + Math.max(timeoutMs, 1000);
-  for (let attempt = 0;; attempt++) {
+  for (;;) {
     try {
       return fn();
     } catch (error) {
       if (!isBusy(error) || performance.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+      Atomics.wait(sleeper, 0, 0, 5 + Math.random() * 20);
     }
   }
 }

@@ -32,7 +32,7 @@ export interface StdioOptions {
 export async function serveStdio(options: StdioOptions): Promise<void> {
   const { config, log } = options;
   for (const warning of options.configWarnings) log.warn(warning.message);
-  const store = await openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
+  const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
   const bus = createBus({ store, config, log });
   const { server } = createServer(options.profile, { bus });
   const transport = new StdioTransport({ maxLineBytes: maxLineBytes(config) });

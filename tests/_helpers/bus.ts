@@ -14,10 +14,10 @@ import { openStore } from "../../lib/store/mod.ts";
 export interface TestBus extends Bus, Disposable {}
 
 /** Open a bus on `dbPath` with config from `env`. */
-export async function openTestBus(dbPath: string, env: Env = {}): Promise<TestBus> {
+export function openTestBus(dbPath: string, env: Env = {}): TestBus {
   const { config } = loadConfig({ ...env, AGENT_BUS_DB: dbPath });
   const log = createLogger("error");
-  const store = await openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
+  const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
   const bus = createBus({ store, config, log });
   return {
     ...bus,

@@ -48,7 +48,7 @@ async function rejectsWith(promise: Promise<unknown>, code: string, pattern?: Re
 
 Deno.test("sync() assigns consecutive seqs in outbox order and hides own messages", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const sent = await sync(
     bus,
@@ -72,7 +72,7 @@ Deno.test("sync() assigns consecutive seqs in outbox order and hides own message
 
 Deno.test("sync() returns the stored message for a repeated client_message_id", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const first = await sync(
     bus,
@@ -103,7 +103,7 @@ Deno.test("sync() returns the stored message for a repeated client_message_id", 
 
 Deno.test("sync() checks reply_to exists in the same topic and stores nothing otherwise", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const other = await setup(bus, ["c"]);
   const q = await sync(bus, a!, args(topicId, { outbox: [{ content_markdown: "q?" }] }));
@@ -146,7 +146,7 @@ Deno.test("sync() checks reply_to exists in the same topic and stores nothing ot
 
 Deno.test("sync() pages with max_items and has_more", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const outbox = Array.from({ length: 25 }, (_, i) => ({ content_markdown: `m${i + 1}` }));
   await sync(bus, a!, args(topicId, { outbox }));
@@ -160,7 +160,7 @@ Deno.test("sync() pages with max_items and has_more", async () => {
 
 Deno.test("sync() keeps one batch within the text budget and flags has_more", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`, {
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`, {
     AGENT_BUS_TOOL_TEXT_MAX_CHARS: "1000",
   });
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
@@ -181,7 +181,7 @@ Deno.test("sync() keeps one batch within the text budget and flags has_more", as
 
 Deno.test("sync() with auto_advance=false repeats a batch until ack_through", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   await sync(
     bus,
@@ -214,7 +214,7 @@ Deno.test("sync() with auto_advance=false repeats a batch until ack_through", as
 
 Deno.test("sync() refuses to send to a closed topic but still reads it", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   await sync(bus, a!, args(topicId, { outbox: [{ content_markdown: "last words" }] }));
   await closeTopic(bus, { topicId, reason: "done" });
@@ -228,7 +228,7 @@ Deno.test("sync() refuses to send to a closed topic but still reads it", async (
 
 Deno.test("sync() validates outbox items with indexed messages", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`, {
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`, {
     AGENT_BUS_MAX_MESSAGE_CHARS: "10",
     AGENT_BUS_MAX_OUTBOX: "2",
   });
@@ -264,7 +264,7 @@ Deno.test("sync() validates outbox items with indexed messages", async () => {
 Deno.test("sync() waits without writing and wakes on a commit from this process", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
-  using bus = await openTestBus(path);
+  using bus = openTestBus(path);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const waiting = sync(bus, b!, args(topicId, { waitSeconds: 30 }));
   await until(() => bus.changes.waiting === 1, { what: "the call to wait" });
@@ -284,7 +284,7 @@ Deno.test("sync() waits without writing and wakes on a commit from this process"
 
 Deno.test("sync() times out with status timeout and stops at once when aborted", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [, b] } = await setup(bus, ["a", "b"]);
   const timedOut = await sync(bus, b!, args(topicId, { waitSeconds: 1 }));
   assert.equal(timedOut.status, "timeout");
@@ -297,7 +297,7 @@ Deno.test("sync() times out with status timeout and stops at once when aborted",
 
 Deno.test("sync() caps wait_seconds at the configured maximum with a warning", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`, { AGENT_BUS_MAX_WAIT_SECONDS: "1" });
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`, { AGENT_BUS_MAX_WAIT_SECONDS: "1" });
   const { topicId, peers: [, b] } = await setup(bus, ["a", "b"]);
   const result = await sync(bus, b!, args(topicId, { waitSeconds: 100 }));
   assert.equal(result.status, "timeout");

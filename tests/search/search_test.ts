@@ -43,7 +43,7 @@ function search(bus: TestBus, more: Partial<SearchArgs>) {
 
 Deno.test("searchMessages() finds words with stemming and marks hits", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await seed(bus, "alpha", [
     "The migration script is running slowly",
     "Unrelated note about lunch",
@@ -62,7 +62,7 @@ Deno.test("searchMessages() finds words with stemming and marks hits", async () 
 
 Deno.test("searchMessages() falls back to any word when no message has all", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await seed(bus, "t", ["apples and pears", "apples only", "nothing here"]);
   const result = search(bus, { query: "apples pears bananas" });
   assert.deepEqual(result.results.map((r) => r.snippet.replaceAll(/[«»]/g, "")), [
@@ -73,7 +73,7 @@ Deno.test("searchMessages() falls back to any word when no message has all", asy
 
 Deno.test("searchMessages() filters by topic and honours limit", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const one = await seed(bus, "one", ["shared word", "shared again"]);
   await seed(bus, "two", ["shared too"]);
   assert.equal(search(bus, { query: "shared" }).count, 3);
@@ -84,7 +84,7 @@ Deno.test("searchMessages() filters by topic and honours limit", async () => {
 
 Deno.test("searchMessages() in hybrid and semantic mode warns and returns text hits", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await seed(bus, "t", ["vector search someday"]);
   for (const mode of ["hybrid", "semantic"] as const) {
     const result = search(bus, { query: "vector", mode });
@@ -97,7 +97,7 @@ Deno.test("searchMessages() in hybrid and semantic mode warns and returns text h
 
 Deno.test("searchMessages() never fails on hostile queries, only on a blank one", async () => {
   await using tmp = await tmpDir();
-  using bus = await openTestBus(`${tmp.path}/bus.sqlite`);
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await seed(bus, "t", ["foo-bar (baz) NOT near"]);
   for (const query of ['"', "(", "NOT", "foo-bar", "x".repeat(10000), "🚀", "' OR 1=1 --", "*"]) {
     assert.doesNotThrow(() => search(bus, { query }), query);

@@ -29,8 +29,8 @@ function indexColumns(db: DatabaseSync, index: string): string[] {
 Deno.test("openStore() creates the seed's tables, columns and indexes exactly", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/nested/dir/bus.sqlite`;
-  const store = await openStore(path, { busyTimeoutMs: 1000, log });
-  assert.equal(store.failure, undefined);
+  const store = openStore(path, { busyTimeoutMs: 1000, log });
+  assert.equal(store.check(), undefined);
   store.close();
   const db = new DatabaseSync(path);
   assert.equal(
@@ -120,11 +120,12 @@ Deno.test("openStore() reports DB_SCHEMA_MISMATCH for another schema and leaves 
     const raw = new DatabaseSync(path);
     raw.exec(setup);
     raw.close();
-    const store = await openStore(path, { busyTimeoutMs: 1000, log });
-    assert.equal(store.failure?.code, "DB_SCHEMA_MISMATCH");
-    assert.match(store.failure!.message, detail);
-    assert.match(store.failure!.message, /agent-bus db wipe --yes/);
-    assert.throws(() => store.read(() => 1), (e: unknown) => e === store.failure);
+    const store = openStore(path, { busyTimeoutMs: 1000, log });
+    const failure = store.check();
+    assert.equal(failure?.code, "DB_SCHEMA_MISMATCH");
+    assert.match(failure!.message, detail);
+    assert.match(failure!.message, /agent-bus db wipe --yes/);
+    assert.throws(() => store.read(() => 1), (e: unknown) => e === failure);
     store.close();
     const check = new DatabaseSync(path);
     const tables = check.prepare("SELECT name FROM sqlite_master WHERE name = 'topics'").all();
@@ -137,8 +138,8 @@ Deno.test("openStore() refuses a file that is not SQLite with DB_SCHEMA_MISMATCH
   await using tmp = await tmpDir();
   const path = `${tmp.path}/garbage.sqlite`;
   await Deno.writeTextFile(path, "this is not a database, ".repeat(100));
-  const store = await openStore(path, { busyTimeoutMs: 500, log });
-  assert.equal(store.failure?.code, "DB_SCHEMA_MISMATCH");
+  const store = openStore(path, { busyTimeoutMs: 500, log });
+  assert.equal(store.check()?.code, "DB_SCHEMA_MISMATCH");
   assert.equal(await Deno.readTextFile(path), "this is not a database, ".repeat(100));
 });
 
@@ -148,8 +149,8 @@ Deno.test("openStore() opens a database made by the original implementation in p
   const raw = new DatabaseSync(path);
   raw.exec(await Deno.readTextFile(new URL("../fixtures/original_v6.sql", import.meta.url)));
   raw.close();
-  const store = await openStore(path, { busyTimeoutMs: 1000, log });
-  assert.equal(store.failure, undefined);
+  const store = openStore(path, { busyTimeoutMs: 1000, log });
+  assert.equal(store.check(), undefined);
   const indexed = store.read(() =>
     store.stmt("SELECT message_id FROM bus_fts WHERE bus_fts MATCH 'zeppelin' ORDER BY rank").all()
   );
@@ -182,10 +183,10 @@ Deno.test("openStore() is safe when many processes open one cold database at onc
   };
     const startAt = Number(Deno.args[0]);
     while (Date.now() < startAt) await new Promise((r) => setTimeout(r, 1));
-    const store = await openStore(${
+    const store = openStore(${
     JSON.stringify(path)
   }, { busyTimeoutMs: 10000, log: createLogger("error") });
-    if (store.failure) { console.error(store.failure.message); Deno.exit(1); }
+    const failure = store.check(); if (failure) { console.error(failure.message); Deno.exit(1); }
     await store.immediate(() => store.stmt("INSERT INTO meta (key, value) VALUES (?, 'x')").run(crypto.randomUUID()));
     store.close();
   `;
@@ -213,7 +214,7 @@ Deno.test("openStore() is safe when many processes open one cold database at onc
 Deno.test("wipeDatabase() removes the file and its WAL companions", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
-  const store = await openStore(path, { busyTimeoutMs: 1000, log });
+  const store = openStore(path, { busyTimeoutMs: 1000, log });
   await store.immediate(() => store.stmt("INSERT INTO meta VALUES ('k', 'v')").run());
   const keep = new DatabaseSync(path); // keeps -wal and -shm in place
   keep.prepare("SELECT 1").get();
