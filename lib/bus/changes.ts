@@ -1,11 +1,23 @@
 /**
- * Wake-ups for waiting `sync` calls, without writing anything.
+ * Wake-ups for waiting `sync` calls, without writing anything and without
+ * burning CPU while nothing happens.
  *
- * Commits by other processes are seen through `PRAGMA data_version` on the
+ * A commit by another process is seen through `PRAGMA data_version` on the
  * held connection, a read of the WAL index that costs about a microsecond.
- * It is polled every `pollMs` only while someone waits, from one timer per
- * process however many calls wait. Commits made by this process do not move
- * its own `data_version`, so writers here call `notify()`.
+ * While traffic flows (a change in the last couple of seconds) the feed
+ * polls it every couple of milliseconds. Once quiet, it stops polling fast
+ * and watches the database's directory instead: every commit appends to the
+ * `-wal` file, and the file event starts a short burst of fast checks (the
+ * event can arrive a moment before the commit becomes visible, so one check
+ * is not enough), with a slow safety-net poll behind it. So an idle wait
+ * costs next to nothing, and a busy one does not pay for a file event per
+ * commit of every process. Where file events prove unreliable (some file systems,
+ * macOS for WAL writes), the feed notices that changes arrive without
+ * events and falls back to a fast poll. Commits made by this process do not
+ * move its own `data_version`, so writers here call `notify()`.
+ *
+ * All of it runs only while someone waits, from one set of timers per
+ * process however many calls wait.
  *
  * A waiter takes a `mark()` *before* it checks for new data and waits on
  * that mark, so a commit that lands between the check and the wait is never
@@ -24,22 +36,60 @@ export interface ChangeMark {
 
 /** Options of {@linkcode ChangeFeed}. */
 export interface ChangeFeedOptions {
-  /** Interval of the `data_version` check while someone waits. */
+  /** Interval of the burst of checks after a file event. */
+  fastMs?: number;
+  /** Interval of the checks when file events are not available. */
   pollMs?: number;
+  /** Interval of the safety-net check while file events work. */
+  slowMs?: number;
+  /** How long a burst of fast checks lasts after a file event. */
+  burstMs?: number;
+  /** How long after the last change polling stays at `pollMs`. */
+  hotMs?: number;
+  /** Use file events (default true); false always polls at `pollMs`. */
+  watch?: boolean;
+  /** Opens a directory watcher; `Deno.watchFs` unless a test injects one. */
+  watchFs?: (dir: string) => DirWatcher;
 }
+
+/** The part of `Deno.FsWatcher` the feed uses. */
+export interface DirWatcher extends AsyncIterable<{ paths: string[] }> {
+  close(): void;
+}
+
+/** Changes seen without a file event before events are declared unreliable. */
+const MISSES_BEFORE_FALLBACK = 3;
 
 /** One per process: tells waiters that the database may have changed. */
 export class ChangeFeed {
   readonly #store: Store;
+  readonly #fastMs: number;
   readonly #pollMs: number;
+  readonly #slowMs: number;
+  readonly #burstMs: number;
+  readonly #hotMs: number;
   readonly #waiters = new Set<() => void>();
   #local = 0;
   #lastVersion = -1;
-  #timer: ReturnType<typeof setInterval> | undefined;
+  #seen = -1;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #watchFs: (dir: string) => DirWatcher;
+  #watcher: DirWatcher | undefined;
+  #watch: "on" | "off";
+  #burstUntil = 0;
+  #hotUntil = 0;
+  #eventSinceChange = false;
+  #misses = 0;
 
   constructor(store: Store, options: ChangeFeedOptions = {}) {
     this.#store = store;
+    this.#fastMs = options.fastMs ?? 1;
     this.#pollMs = options.pollMs ?? 2;
+    this.#slowMs = options.slowMs ?? 250;
+    this.#burstMs = options.burstMs ?? 25;
+    this.#hotMs = options.hotMs ?? 2000;
+    this.#watch = options.watch === false || store.path === ":memory:" ? "off" : "on";
+    this.#watchFs = options.watchFs ?? ((dir) => Deno.watchFs(dir, { recursive: false }));
   }
 
   /** The current state, to be passed to {@linkcode ChangeFeed.wait}. */
@@ -50,12 +100,18 @@ export class ChangeFeed {
   /** Tell waiters that this process committed. */
   notify(): void {
     this.#local++;
+    this.#hotUntil = performance.now() + this.#hotMs;
     this.#wakeAll();
   }
 
   /** Number of calls waiting now (for status output). */
   get waiting(): number {
     return this.#waiters.size;
+  }
+
+  /** How other processes' commits are noticed: file events, or polling. */
+  get mode(): "events" | "polling" {
+    return this.#watch === "on" ? "events" : "polling";
   }
 
   /**
@@ -76,7 +132,7 @@ export class ChangeFeed {
         clearTimeout(timeout);
         signal?.removeEventListener("abort", abort);
         this.#waiters.delete(wake);
-        this.#stopIfIdle();
+        if (this.#waiters.size === 0) this.#idle();
       };
       const wake = (): void => {
         finish();
@@ -92,14 +148,15 @@ export class ChangeFeed {
       }, Math.max(0, options.timeoutMs));
       signal?.addEventListener("abort", abort, { once: true });
       this.#waiters.add(wake);
-      this.#start();
+      this.#busy();
     });
   }
 
-  /** Stop polling and release every waiter as changed (used on shutdown). */
+  /** Stop watching and polling, and release every waiter as changed (shutdown). */
   close(): void {
     this.#wakeAll();
-    this.#stopIfIdle();
+    this.#idle();
+    this.#watch = "off";
   }
 
   #changedSince(mark: ChangeMark): boolean {
@@ -115,23 +172,101 @@ export class ChangeFeed {
     return this.#lastVersion;
   }
 
-  #start(): void {
-    if (this.#timer !== undefined) return;
-    let seen = this.#version();
-    const timer = setInterval(() => {
-      const now = this.#version();
-      if (now !== seen) {
-        seen = now;
-        this.#wakeAll();
-      }
-    }, this.#pollMs);
-    Deno.unrefTimer(timer);
-    this.#timer = timer;
+  /** Someone waits: make sure changes will be noticed. */
+  #busy(): void {
+    if (this.#timer === undefined) {
+      this.#seen = this.#version();
+      this.#schedule();
+    }
   }
 
-  #stopIfIdle(): void {
-    if (this.#waiters.size > 0 || this.#timer === undefined) return;
-    clearInterval(this.#timer);
+  /** Nobody waits: stop polling and watching. */
+  #idle(): void {
+    this.#stopTimer();
+    this.#closeWatcher();
+  }
+
+  #schedule(): void {
+    if (this.#store.path === ":memory:") return; // no other process can write
+    const now = performance.now();
+    let interval: number;
+    if (this.#watch === "off" || now < this.#hotUntil) {
+      this.#closeWatcher();
+      interval = this.#pollMs;
+    } else {
+      if (!this.#watcher) {
+        this.#openWatcher();
+        this.#check(false); // a commit may have landed between the last poll and the watch
+        if (this.#waiters.size === 0) return;
+      }
+      interval = now < this.#burstUntil ? this.#fastMs : this.#slowMs;
+    }
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#check();
+      if (this.#waiters.size > 0) this.#schedule();
+    }, interval);
+    Deno.unrefTimer(this.#timer);
+  }
+
+  /** Wake waiters if the database changed; `judgeEvents` counts a change without a file event. */
+  #check(judgeEvents = true): void {
+    const now = this.#version();
+    if (now === this.#seen) return;
+    this.#seen = now;
+    this.#hotUntil = performance.now() + this.#hotMs;
+    if (judgeEvents && this.#watcher) {
+      if (this.#eventSinceChange) {
+        this.#misses = 0;
+      } else if (++this.#misses >= MISSES_BEFORE_FALLBACK) {
+        // Commits keep arriving without file events: stop trusting them.
+        this.#closeWatcher();
+        this.#watch = "off";
+      }
+    }
+    this.#eventSinceChange = false;
+    this.#wakeAll();
+  }
+
+  #openWatcher(): void {
+    const path = this.#store.path;
+    const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+    let watcher: DirWatcher;
+    try {
+      watcher = this.#watchFs(cut > 0 ? path.slice(0, cut) : ".");
+    } catch {
+      this.#watch = "off";
+      return;
+    }
+    this.#watcher = watcher;
+    (async () => {
+      for await (const event of watcher) {
+        if (!event.paths.some((p) => p.startsWith(path))) continue;
+        this.#eventSinceChange = true;
+        if (this.#waiters.size === 0) continue;
+        const bursting = performance.now() < this.#burstUntil;
+        this.#burstUntil = performance.now() + this.#burstMs;
+        if (bursting) continue; // the burst's own checks will see it
+        this.#stopTimer();
+        this.#check();
+        if (this.#waiters.size > 0) this.#schedule();
+      }
+    })().catch(() => {
+      if (this.#watcher === watcher) this.#watch = "off";
+    });
+  }
+
+  #closeWatcher(): void {
+    try {
+      this.#watcher?.close();
+    } catch {
+      // already closed
+    }
+    this.#watcher = undefined;
+  }
+
+  #stopTimer(): void {
+    clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 

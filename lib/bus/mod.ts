@@ -11,7 +11,7 @@
 import type { ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/mod.ts";
-import { ChangeFeed } from "./changes.ts";
+import { ChangeFeed, type ChangeFeedOptions } from "./changes.ts";
 
 /** Wall-clock time in unix seconds (the unit of every `*_at` column). */
 export type Clock = () => number;
@@ -31,14 +31,20 @@ export interface Bus {
  * @param deps the store, config and logger; `now` defaults to the system clock
  */
 export function createBus(
-  deps: { store: Store; config: ResolvedConfig; log: Logger; now?: Clock; pollMs?: number },
+  deps: {
+    store: Store;
+    config: ResolvedConfig;
+    log: Logger;
+    now?: Clock;
+    changes?: ChangeFeedOptions;
+  },
 ): Bus {
   return {
     store: deps.store,
     config: deps.config,
     log: deps.log,
     now: deps.now ?? (() => Date.now() / 1000),
-    changes: new ChangeFeed(deps.store, { pollMs: deps.pollMs }),
+    changes: new ChangeFeed(deps.store, deps.changes),
   };
 }
 

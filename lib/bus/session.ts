@@ -16,6 +16,14 @@ export interface Identity {
   topicId: string;
   agentName: string;
   reclaimToken: string;
+  /**
+   * Where the next read may start scanning: the messages in
+   * (cursor, ownThrough] are all this peer's own, which a read without
+   * `include_self` leaves out anyway. Without it, a peer that only sends
+   * would rescan its whole history on every call. Valid only while the
+   * stored cursor is still `cursor`.
+   */
+  readHint?: { cursor: number; ownThrough: number };
 }
 
 /** Identities of one MCP session (one stdio process, or one HTTP session). */

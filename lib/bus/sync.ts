@@ -20,7 +20,7 @@ import { BusError, invalidArgument, type Warning } from "../errors.ts";
 import { type CursorRow, setCursor, touchCursor } from "../store/cursors.ts";
 import {
   findByClientMessageId,
-  hasUnread,
+  hasMessagesAfter,
   insertMessage,
   latestSeq,
   messageInTopic,
@@ -148,10 +148,10 @@ export async function sync(
           : "timeout";
         mark = bus.changes.mark();
         const unread = outcome === "timeout" || bus.store.read(() =>
-          hasUnread(bus.store, {
+          hasMessagesAfter(bus.store, {
             topicId: args.topicId,
-            agentName: identity.agentName,
-            includeSelf: args.includeSelf,
+            afterSeq: readStart(identity, round.cursor.last_seq, args.includeSelf),
+            excludeSender: args.includeSelf ? null : identity.agentName,
           })
         );
         if (!unread) continue;
@@ -207,7 +207,7 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
 
   const rows = messagesAfter(store, {
     topicId: topic.topic_id,
-    afterSeq: cursor.last_seq,
+    afterSeq: readStart(identity, cursor.last_seq, args.includeSelf),
     excludeSender: args.includeSelf ? null : identity.agentName,
     limit: args.maxItems + 1,
   });
@@ -217,6 +217,10 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   if (args.autoAdvance && last) {
     setCursor(store, topic.topic_id, identity.agentName, last.seq, now);
     cursor = { ...cursor, last_seq: last.seq };
+  }
+  if (!args.includeSelf && !hasMore && (args.autoAdvance || !last)) {
+    // Everything after the cursor is this peer's own: the next read can start past it.
+    identity.readHint = { cursor: cursor.last_seq, ownThrough: latestSeq(store, topic.topic_id) };
   }
   return { cursor, sent, received: batch.map(toMessage), hasMore };
 }
@@ -271,6 +275,12 @@ function insertOutbox(
     bumpTopicsVersion(store);
   }
   return sent;
+}
+
+/** The seq after which a read starts: the cursor, or past a known run of own messages. */
+function readStart(identity: Identity, cursor: number, includeSelf: boolean): number {
+  const hint = identity.readHint;
+  return !includeSelf && hint?.cursor === cursor ? Math.max(cursor, hint.ownThrough) : cursor;
 }
 
 /** Insert, drawing a new id in the (rare) case the random one is taken. */

@@ -118,19 +118,15 @@ export function messagesAfter(store: Store, query: AfterQuery): MessageRow[] {
   ).all(query.topicId, query.afterSeq, query.excludeSender, query.limit) as unknown as MessageRow[];
 }
 
-/**
- * True when a peer has messages past its stored cursor. One indexed read,
- * used by waiting `sync` calls on every wake-up, so it must stay cheap.
- */
-export function hasUnread(
-  store: Store,
-  query: { topicId: string; agentName: string; includeSelf: boolean },
-): boolean {
-  const sql = `SELECT 1 FROM cursors AS c JOIN messages AS m
-       ON m.topic_id = c.topic_id AND m.seq > c.last_seq
-     WHERE c.topic_id = ? AND c.agent_name = ?${
-    query.includeSelf ? "" : " AND m.sender <> c.agent_name"
+/** True when {@linkcode messagesAfter} would return at least one row. */
+export function hasMessagesAfter(store: Store, query: Omit<AfterQuery, "limit">): boolean {
+  if (query.excludeSender === null) {
+    return store.stmt("SELECT 1 FROM messages WHERE topic_id = ? AND seq > ? LIMIT 1").get(
+      query.topicId,
+      query.afterSeq,
+    ) !== undefined;
   }
-     LIMIT 1`;
-  return store.stmt(sql).get(query.topicId, query.agentName) !== undefined;
+  return store.stmt(
+    "SELECT 1 FROM messages WHERE topic_id = ? AND seq > ? AND sender <> ? LIMIT 1",
+  ).get(query.topicId, query.afterSeq, query.excludeSender) !== undefined;
 }

@@ -9,11 +9,14 @@
  *
  * Writes go through `immediate(fn)`: `BEGIN IMMEDIATE` takes the write lock
  * up front, so a transaction never fails half-way on a read-to-write upgrade.
- * Waiting for that lock happens in short synchronous slices with the event
- * loop free in between, so a busy database never freezes the server's other
- * requests. `fn` is synchronous on purpose: with one connection shared by
- * every request of the process, an `await` inside a transaction would let
- * another request's statements into it.
+ * SQLite's own busy handler sleeps at least a millisecond per retry, ten
+ * times longer than our transactions hold the lock, so under contention it
+ * wastes most of the time; the store waits itself instead: a few short
+ * synchronous naps (tens of microseconds, growing) and then longer ones
+ * with the event loop free, so a database locked for long never freezes the
+ * server's other requests. `fn` is synchronous on purpose: with one
+ * connection shared by every request of the process, an `await` inside a
+ * transaction would let another request's statements into it.
  *
  * The store never gives up for good. A file that cannot be opened, or holds
  * another schema, leaves the store failed with the `BusError` that explains
@@ -34,8 +37,28 @@ import type { Logger } from "../log.ts";
 import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
 import { ensureSchema, schemaMismatch } from "./migrate.ts";
 
-/** How long one synchronous wait for a lock may block the event loop. */
-const LOCK_SLICE_MS = 50;
+/** Naps (ms) between the first attempts to take the write lock, spent blocking. */
+const LOCK_NAPS_MS = [
+  0.05,
+  0.1,
+  0.2,
+  0.3,
+  0.4,
+  0.5,
+  0.5,
+  0.5,
+  0.5,
+  0.5,
+  0.5,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+];
 /** How often a failed store may try to open the file again. */
 const RETRY_OPEN_MS = 1000;
 /** How stale the "still the same file" check may be for reads. */
@@ -115,9 +138,15 @@ export class Store {
         break;
       } catch (error) {
         if (!isBusy(error) || performance.now() >= deadline) throw this.#fail(error);
-        // Let other requests run, then try again; jitter spreads competing processes.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 10) * Math.random()));
-        db = this.#connection(true);
+        const nap = LOCK_NAPS_MS[attempt];
+        if (nap !== undefined) {
+          napSync(nap * (0.5 + Math.random()));
+        } else {
+          // Held for long: wait with the event loop free; jitter spreads competing processes.
+          const ms = 1 + Math.random() * Math.min(attempt - LOCK_NAPS_MS.length + 1, 10);
+          await new Promise((resolve) => setTimeout(resolve, ms));
+          db = this.#connection(true);
+        }
       }
     }
     try {
@@ -138,7 +167,9 @@ export class Store {
   read<T>(fn: () => T): T {
     const db = this.#connection(false);
     try {
-      db.exec("BEGIN");
+      // Readers never wait for the writer under WAL; only a checkpoint or a
+      // recovery in another process can make a read busy, and only briefly.
+      retryWhileBusy(() => db.exec("BEGIN"), 1000);
       try {
         return fn();
       } finally {
@@ -193,7 +224,8 @@ export class Store {
     let db: DatabaseSync | undefined;
     try {
       if (this.path !== ":memory:") ensureParentDir(this.path);
-      db = new DatabaseSync(this.path, { timeout: Math.min(LOCK_SLICE_MS, this.#busyTimeoutMs) });
+      // No busy handler: the store does its own waiting (see the module documentation).
+      db = new DatabaseSync(this.path, { timeout: 0 });
       const opened = db;
       retryWhileBusy(() => {
         const row = opened.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
@@ -331,18 +363,24 @@ function ensureParentDir(path: string): void {
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
+/** Block the thread for `ms` (fractions allowed). Only for waits shorter than a timer tick. */
+function napSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
 /**
- * Run `fn`, retrying while the database is busy. Sleeps synchronously: it
- * only runs while a file is being opened, which is rare and short.
+ * Run `fn`, retrying while the database is busy. Waits synchronously: it
+ * runs only while a file is being opened or a read meets a checkpoint,
+ * both rare and short.
  */
 function retryWhileBusy<T>(fn: () => T, timeoutMs: number): T {
   const deadline = performance.now() + Math.max(timeoutMs, 1000);
-  for (;;) {
+  for (let attempt = 0;; attempt++) {
     try {
       return fn();
     } catch (error) {
       if (!isBusy(error) || performance.now() >= deadline) throw error;
-      Atomics.wait(sleeper, 0, 0, 5 + Math.random() * 20);
+      napSync(Math.min(0.1 * 2 ** attempt, 20) * (0.5 + Math.random()));
     }
   }
 }

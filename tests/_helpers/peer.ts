@@ -15,6 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
 import { fileURLToPath } from "node:url";
+import denoJson from "../../deno.json" with { type: "json" };
 
 /** Absolute path of `main.ts`. */
 export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -78,11 +79,19 @@ function inheritedEnv(): Record<string, string> {
   return env;
 }
 
-/** Permission flags for a server whose database lives in `dbPath`'s directory. */
-export function serverPermissions(dbPath: string): string[] {
-  if (dbPath === ":memory:") return ["--allow-env"];
-  const dir = dbPath.slice(0, dbPath.lastIndexOf("/")) || "/";
-  return ["--allow-env", `--allow-read=${dir}`, `--allow-write=${dir}`];
+/**
+ * The command that runs a server on `dbPath` from source: the `serve` task's
+ * own flags (V8 tuning, env, read/write on the database directory only),
+ * with that directory swapped in.
+ */
+export function serverCommand(dbPath: string): string[] {
+  const dir = dbPath === ":memory:" ? undefined : dbPath.slice(0, dbPath.lastIndexOf("/")) || "/";
+  const args = denoJson.tasks.serve.command.split(/\s+/).slice(1).flatMap((arg) => {
+    if (arg === "main.ts") return [MAIN];
+    if (arg.includes("$HOME/.agent_bus")) return dir ? [arg.replace("$HOME/.agent_bus", dir)] : [];
+    return [arg];
+  });
+  return [Deno.execPath(), "--quiet", ...args];
 }
 
 /**
@@ -91,11 +100,12 @@ export function serverPermissions(dbPath: string): string[] {
  * @returns the connected peer; dispose it (or `close()`) to stop the process
  */
 export async function startPeer(options: PeerOptions): Promise<Peer> {
+  const [command, ...args] = options.command
+    ? [options.command, ...(options.args ?? [])]
+    : [...serverCommand(options.dbPath), ...(options.args ?? [])];
   const transport = new StdioClientTransport({
-    command: options.command ?? Deno.execPath(),
-    args: options.command
-      ? options.args ?? []
-      : ["run", "--quiet", ...serverPermissions(options.dbPath), MAIN, ...(options.args ?? [])],
+    command: command!,
+    args,
     env: { ...inheritedEnv(), AGENT_BUS_DB: options.dbPath, ...options.env },
     stderr: "pipe",
   });

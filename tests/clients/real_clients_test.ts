@@ -1,11 +1,13 @@
 /**
  * Our stdio server as real MCP clients see it: the MCP Inspector CLI lists
- * and calls tools, and Claude Code's health check connects.
+ * and calls tools, and the health checks of Claude Code and Gemini CLI
+ * connect to it as configured by their own `mcp add` commands (the ones the
+ * README shows).
  */
 
 import assert from "node:assert/strict";
 import { installClients } from "../_helpers/clients.ts";
-import { MAIN, serverPermissions } from "../_helpers/peer.ts";
+import { serverCommand } from "../_helpers/peer.ts";
 import { run } from "../_helpers/run.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -16,10 +18,6 @@ const skip = clients.unavailable ? ` (SKIPPED: ${clients.unavailable})` : "";
 async function denoCacheDir(): Promise<string> {
   const info = await run(Deno.execPath(), ["info", "--json"]);
   return (JSON.parse(info.stdout) as { denoDir: string }).denoDir;
-}
-
-function serverCommand(dbPath: string): string[] {
-  return [Deno.execPath(), "run", "--quiet", ...serverPermissions(dbPath), MAIN];
 }
 
 Deno.test({
@@ -80,5 +78,33 @@ Deno.test({
     assert.equal(add.code, 0, add.stderr);
     const list = await run(claude, ["mcp", "list"], env);
     assert.match(list.stdout, /agent-bus: .*✔ Connected/, list.stdout + list.stderr);
+  },
+});
+
+Deno.test({
+  name: `Gemini CLI connects to the server from its user settings${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    const env: Record<string, string> = {
+      HOME: tmp.path,
+      PATH: Deno.env.get("PATH") ?? "",
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      DENO_DIR: await denoCacheDir(),
+      AGENT_BUS_DB: dbPath,
+    };
+    const gemini = clients.bin("gemini");
+    const add = await run(gemini, [
+      "mcp",
+      "add",
+      "-s",
+      "user",
+      "agent-bus",
+      ...serverCommand(dbPath),
+    ], env);
+    assert.equal(add.code, 0, add.stderr);
+    const list = await run(gemini, ["mcp", "list"], env);
+    assert.match(list.stdout + list.stderr, /✓ agent-bus: .*Connected/, list.stdout + list.stderr);
   },
 });

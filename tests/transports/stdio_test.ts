@@ -4,13 +4,14 @@
  */
 
 import assert from "node:assert/strict";
-import { MAIN, serverPermissions, until } from "../_helpers/peer.ts";
+import { serverCommand, until } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 /** A server process with line-level access to its stdin and stdout. */
 function rawServer(dbPath: string, env: Record<string, string> = {}) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...serverPermissions(dbPath), MAIN],
+  const [command, ...args] = serverCommand(dbPath);
+  const child = new Deno.Command(command!, {
+    args,
     env: { AGENT_BUS_DB: dbPath, NO_COLOR: "1", ...env },
     stdin: "piped",
     stdout: "piped",
