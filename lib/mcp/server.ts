@@ -1,17 +1,15 @@
 /**
  * `createServer()`: an MCP server for one client connection.
  *
- * Built on the SDK's low-level `Server` rather than `McpServer`, so that the
- * `defineTool()` adapter, not the SDK, validates arguments and shapes
- * errors. Each server has its own `Session` (the agent names it holds);
+ * Built on the SDK's protocol layer (see `protocol_server.ts`) rather than
+ * `McpServer`, so that the `defineTool()` adapter, not the SDK, validates
+ * arguments and shapes errors. Each server has its own `Session` (the agent names it holds);
  * the `Bus` (database connection, change feed) is shared by every server of
  * the process.
  *
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/server/index"
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import {
@@ -28,6 +26,7 @@ import { BusError } from "../errors.ts";
 import { PACKAGE_VERSION } from "../version.ts";
 import { type BoundTool, errorResult, type ToolContext } from "./define_tool.ts";
 import { profile, type ProfileName } from "./profiles.ts";
+import { ProtocolServer } from "./protocol_server.ts";
 
 /** Dependencies of {@linkcode createServer}. */
 export interface ServerDeps {
@@ -36,7 +35,7 @@ export interface ServerDeps {
 
 /** A server and how to shut it down. */
 export interface CreatedServer {
-  server: Server;
+  server: ProtocolServer;
   close(): Promise<void>;
 }
 
@@ -53,7 +52,7 @@ export function createServer(profileName: ProfileName, deps: ServerDeps): Create
     tools.map((tool) => [tool.name, tool.bind(bus.config)]),
   );
   const session = new Session();
-  const server = new Server(
+  const server = new ProtocolServer(
     { name: "agent-bus", version: PACKAGE_VERSION },
     { capabilities: { tools: { listChanged: false } }, instructions },
   );
