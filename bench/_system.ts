@@ -54,9 +54,9 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
-/** Resident memory of a process in MiB. */
-export function rssMiB(pid: number): number {
+/** Resident memory of a process in MB (10^6 bytes, the unit of the targets). */
+export function rssMB(pid: number): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const kb = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN);
-  return kb / 1024;
+  const kib = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN);
+  return kib * 1024 / 1e6;
 }

@@ -106,14 +106,14 @@ try {
     [
       "RSS, idle server",
       "≤ 80 MB",
-      `${startup.idleRssMiB.toFixed(1)} MiB`,
-      startup.idleRssMiB <= 80,
+      `${startup.idleRssMB.toFixed(1)} MB`,
+      startup.idleRssMB <= 80,
     ],
     [
       `RSS after ${count(search.points.at(-1)!.messages)} messages and searches`,
       "≤ 80 MB",
-      `${search.rssMiB.toFixed(1)} MiB`,
-      search.rssMiB <= 80,
+      `${search.rssMB.toFixed(1)} MB`,
+      search.rssMB <= 80,
     ],
   ];
   function throughputOf(senders: number, perCall: number): number {
@@ -154,7 +154,7 @@ try {
     ["Start to initialize, median", ms(startup.medianMs)],
     [
       "RSS idle / after the search corpus",
-      `${startup.idleRssMiB.toFixed(1)} MiB / ${search.rssMiB.toFixed(1)} MiB`,
+      `${startup.idleRssMB.toFixed(1)} MB / ${search.rssMB.toFixed(1)} MB`,
     ],
   ];
 

@@ -9,7 +9,7 @@
 import { startPeer } from "../tests/_helpers/peer.ts";
 import { corpus, SEARCH_QUERIES } from "./_corpus.ts";
 import { type Distribution, distribution } from "./_stats.ts";
-import { rssMiB } from "./_system.ts";
+import { rssMB } from "./_system.ts";
 
 /** Latency at one corpus size. */
 export interface SearchPoint {
@@ -21,7 +21,7 @@ export interface SearchPoint {
 export async function benchSearch(
   dir: string,
   sizes: number[],
-): Promise<{ points: SearchPoint[]; rssMiB: number; loadSeconds: number }> {
+): Promise<{ points: SearchPoint[]; rssMB: number; loadSeconds: number }> {
   const dbPath = `${dir}/search.sqlite`;
   await using peer = await startPeer({ dbPath });
   const topics: string[] = [];
@@ -60,5 +60,5 @@ export async function benchSearch(
     }
     points.push({ messages: loaded, latency: distribution(times) });
   }
-  return { points, rssMiB: rssMiB(peer.pid), loadSeconds };
+  return { points, rssMB: rssMB(peer.pid), loadSeconds };
 }

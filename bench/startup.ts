@@ -7,16 +7,16 @@
 
 import { startPeer } from "../tests/_helpers/peer.ts";
 import { quantile } from "./_stats.ts";
-import { rssMiB } from "./_system.ts";
+import { rssMB } from "./_system.ts";
 
-/** Median start time in ms over `runs` starts, and idle RSS in MiB. */
+/** Median start time in ms over `runs` starts, and idle RSS in MB. */
 export async function benchStartup(
   dir: string,
   runs: number,
-): Promise<{ medianMs: number; idleRssMiB: number }> {
+): Promise<{ medianMs: number; idleRssMB: number }> {
   const dbPath = `${dir}/startup.sqlite`;
   const times: number[] = [];
-  let idleRssMiB = 0;
+  let idleRssMB = 0;
   for (let i = 0; i < runs + 1; i++) {
     const started = performance.now();
     const peer = await startPeer({ dbPath }); // resolves after the initialize answer
@@ -25,9 +25,9 @@ export async function benchStartup(
     if (i === runs) {
       await peer.ok("ping");
       await peer.ok("topic_list", {});
-      idleRssMiB = rssMiB(peer.pid);
+      idleRssMB = rssMB(peer.pid);
     }
     await peer.close();
   }
-  return { medianMs: quantile(times, 0.5), idleRssMiB };
+  return { medianMs: quantile(times, 0.5), idleRssMB };
 }
