@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
+import { profile } from "../../lib/mcp/profiles.ts";
 import { startPeer } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 import { prng, SEED, size } from "./_size.ts";
@@ -21,18 +22,7 @@ const KNOWN_CODES = new Set([
   "DB_BUSY",
   "AGENT_NOT_JOINED",
 ]);
-const TOOLS = [
-  "ping",
-  "topic_create",
-  "topic_list",
-  "topic_resolve",
-  "topic_close",
-  "topic_join",
-  "topic_presence",
-  "cursor_reset",
-  "messages_search",
-  "sync",
-];
+const TOOLS = profile("peer").tools.map((tool) => tool.name);
 
 const NASTY_STRINGS = [
   "",
