@@ -31,6 +31,31 @@ export interface ResolvedConfig {
   busyTimeoutMs: number;
   /** Lowest level written to stderr. */
   logLevel: LogLevel;
+  /** Semantic search: where and how to get embeddings. */
+  embeddings: EmbeddingsConfig;
+}
+
+/** Wire formats of embedding endpoints. */
+export type EmbeddingsApi = "auto" | "ollama" | "openai";
+
+/** Settings of the optional embedding endpoint and the semantic index. */
+export interface EmbeddingsConfig {
+  /** Base URL (Ollama's by default). */
+  url: string;
+  api: EmbeddingsApi;
+  model: string;
+  apiKey: string | undefined;
+  /** Build vectors for new and old messages in the background. */
+  autoindex: boolean;
+  /** Longest wait for one embedding request. */
+  timeoutMs: number;
+  /** How long an endpoint that did not answer is left alone before the next try. */
+  retrySeconds: number;
+  /** Characters per chunk of a long message, and overlap between chunks. */
+  chunkChars: number;
+  chunkOverlap: number;
+  /** Lowest cosine similarity a semantic hit may have (besides beating the reference texts). */
+  minScore: number;
 }
 
 /** Levels of `lib/log.ts`, lowest first. */
@@ -57,6 +82,13 @@ export const DEFAULTS = {
   maxMetadataChars: 16384,
   busyTimeoutMs: 10000,
   logLevel: "warn" as LogLevel,
+  embeddingsUrl: "http://127.0.0.1:11434",
+  embeddingModel: "nomic-embed-text",
+  embeddingsTimeoutMs: 10000,
+  embeddingsRetrySeconds: 60,
+  embeddingChunkChars: 1200,
+  embeddingChunkOverlap: 200,
+  semanticMinScore: 0.1,
 } as const;
 
 /** The default database, relative to the home directory. */
@@ -129,6 +161,7 @@ export function loadConfig(env: Env): { config: ResolvedConfig; warnings: Config
       max: 600_000,
     }),
     logLevel: readLogLevel(env, warnings),
+    embeddings: readEmbeddings(env, warnings, int),
   };
   return { config, warnings };
 }
@@ -201,6 +234,94 @@ function readBool(env: Env, variable: string, fallback: boolean, warnings: Confi
     message: `Ignoring ${variable}="${raw}": expected 1 or 0; using ${fallback ? 1 : 0}`,
   });
   return fallback;
+}
+
+function readEmbeddings(
+  env: Env,
+  warnings: ConfigWarning[],
+  int: (spec: IntSpec) => number,
+): EmbeddingsConfig {
+  let url = env.AGENT_BUS_EMBEDDINGS_URL?.trim() || DEFAULTS.embeddingsUrl;
+  if (!/^https?:\/\/[^\s/]+/.test(url)) {
+    warnings.push({
+      variable: "AGENT_BUS_EMBEDDINGS_URL",
+      value: url,
+      message:
+        `Ignoring AGENT_BUS_EMBEDDINGS_URL="${url}": expected an http(s) URL; using ${DEFAULTS.embeddingsUrl}`,
+    });
+    url = DEFAULTS.embeddingsUrl;
+  }
+  const rawApi = env.AGENT_BUS_EMBEDDINGS_API?.trim().toLowerCase() || "auto";
+  let api: EmbeddingsApi = "auto";
+  if (rawApi === "ollama" || rawApi === "openai" || rawApi === "auto") {
+    api = rawApi;
+  } else {
+    warnings.push({
+      variable: "AGENT_BUS_EMBEDDINGS_API",
+      value: rawApi,
+      message:
+        `Ignoring AGENT_BUS_EMBEDDINGS_API="${rawApi}": expected ollama, openai or auto; using auto`,
+    });
+  }
+  const chunkChars = int({
+    variable: "AGENT_BUS_EMBEDDING_CHUNK_SIZE",
+    fallback: DEFAULTS.embeddingChunkChars,
+    min: 200,
+    max: 100_000,
+  });
+  let chunkOverlap = int({
+    variable: "AGENT_BUS_EMBEDDING_CHUNK_OVERLAP",
+    fallback: DEFAULTS.embeddingChunkOverlap,
+    min: 0,
+    max: 50_000,
+  });
+  if (chunkOverlap >= chunkChars / 2) {
+    warnings.push({
+      variable: "AGENT_BUS_EMBEDDING_CHUNK_OVERLAP",
+      value: String(chunkOverlap),
+      message:
+        `Ignoring AGENT_BUS_EMBEDDING_CHUNK_OVERLAP=${chunkOverlap}: it must be under half ` +
+        `the chunk size (${chunkChars}); using ${Math.floor(chunkChars / 6)}`,
+    });
+    chunkOverlap = Math.floor(chunkChars / 6);
+  }
+  const rawScore = env.AGENT_BUS_SEMANTIC_MIN_SCORE?.trim();
+  let minScore: number = DEFAULTS.semanticMinScore;
+  if (rawScore) {
+    const value = Number(rawScore);
+    if (Number.isFinite(value) && value >= -1 && value <= 1) {
+      minScore = value;
+    } else {
+      warnings.push({
+        variable: "AGENT_BUS_SEMANTIC_MIN_SCORE",
+        value: rawScore,
+        message: `Ignoring AGENT_BUS_SEMANTIC_MIN_SCORE="${rawScore}": expected a number from -1 ` +
+          `to 1; using ${DEFAULTS.semanticMinScore}`,
+      });
+    }
+  }
+  return {
+    url: url.replace(/\/+$/, ""),
+    api,
+    model: env.AGENT_BUS_EMBEDDING_MODEL?.trim() || DEFAULTS.embeddingModel,
+    apiKey: env.AGENT_BUS_EMBEDDINGS_API_KEY?.trim() || undefined,
+    autoindex: readBool(env, "AGENT_BUS_EMBEDDINGS_AUTOINDEX", true, warnings),
+    timeoutMs: int({
+      variable: "AGENT_BUS_EMBEDDINGS_TIMEOUT_MS",
+      fallback: DEFAULTS.embeddingsTimeoutMs,
+      min: 100,
+      max: 600_000,
+    }),
+    retrySeconds: int({
+      variable: "AGENT_BUS_EMBEDDINGS_RETRY_SECONDS",
+      fallback: DEFAULTS.embeddingsRetrySeconds,
+      min: 1,
+      max: 86_400,
+    }),
+    chunkChars,
+    chunkOverlap,
+    minScore,
+  };
 }
 
 function readLogLevel(env: Env, warnings: ConfigWarning[]): LogLevel {

@@ -23,12 +23,14 @@ import {
   hasMessagesAfter,
   insertMessage,
   latestSeq,
+  messageIdTaken,
   messageInTopic,
   type MessageRow,
   messagesAfter,
   nextSeq,
   setNextSeq,
 } from "../store/messages.ts";
+import type { Store } from "../store/mod.ts";
 import { bumpTopicsVersion } from "../store/topics.ts";
 import { newId } from "./ids.ts";
 import { type Message, toMessage } from "./messages.ts";
@@ -255,7 +257,7 @@ function insertOutbox(
       );
     }
     const row: MessageRow = {
-      message_id: newId(),
+      message_id: unusedMessageId(store),
       topic_id: topicId,
       seq,
       sender: identity.agentName,
@@ -266,7 +268,7 @@ function insertOutbox(
       client_message_id: item.clientMessageId,
       created_at: now,
     };
-    insertWithFreshId(bus, row);
+    insertMessage(store, row);
     sent.push({ message: toMessage(row), duplicate: false });
     seq++;
   }
@@ -277,24 +279,18 @@ function insertOutbox(
   return sent;
 }
 
+/** A fresh message id; a random one is taken only with negligible odds, but then drawn again. */
+function unusedMessageId(store: Store): string {
+  for (;;) {
+    const id = newId();
+    if (!messageIdTaken(store, id)) return id;
+  }
+}
+
 /** The seq after which a read starts: the cursor, or past a known run of own messages. */
 function readStart(identity: Identity, cursor: number, includeSelf: boolean): number {
   const hint = identity.readHint;
   return !includeSelf && hint?.cursor === cursor ? Math.max(cursor, hint.ownThrough) : cursor;
-}
-
-/** Insert, drawing a new id in the (rare) case the random one is taken. */
-function insertWithFreshId(bus: Bus, row: MessageRow): void {
-  for (let attempt = 0;; attempt++) {
-    try {
-      insertMessage(bus.store, row);
-      return;
-    } catch (error) {
-      const idTaken = error instanceof Error && /messages\.message_id/.test(error.message);
-      if (!idTaken || attempt >= 5) throw error;
-      row.message_id = newId();
-    }
-  }
 }
 
 /**

@@ -22,6 +22,7 @@ import type { CallToolResult, Tool as McpToolDescriptor } from "@modelcontextpro
 import { z } from "zod";
 import type { Bus } from "../bus/mod.ts";
 import type { Session } from "../bus/session.ts";
+import type { SearchEngine } from "../search/mod.ts";
 import type { ResolvedConfig } from "../config.ts";
 import { BusError, invalidArgument, type Warning } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -29,6 +30,7 @@ import type { Logger } from "../log.ts";
 /** What a tool's `run` gets besides its arguments. */
 export interface ToolContext {
   bus: Bus;
+  search: SearchEngine;
   session: Session;
   log: Logger;
   /** Aborted when the client cancels the call or the connection closes. */

@@ -4,8 +4,8 @@
  * Built on the SDK's protocol layer (see `protocol_server.ts`) rather than
  * `McpServer`, so that the `defineTool()` adapter, not the SDK, validates
  * arguments and shapes errors. Each server has its own `Session` (the agent names it holds);
- * the `Bus` (database connection, change feed) is shared by every server of
- * the process.
+ * the `Bus` (database connection, change feed) and the `SearchEngine` are
+ * shared by every server of the process.
  *
  * @module
  */
@@ -21,6 +21,7 @@ import {
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Bus } from "../bus/mod.ts";
+import type { SearchEngine } from "../search/mod.ts";
 import { Session } from "../bus/session.ts";
 import { BusError } from "../errors.ts";
 import { PACKAGE_VERSION } from "../version.ts";
@@ -28,9 +29,10 @@ import { type BoundTool, errorResult, type ToolContext } from "./define_tool.ts"
 import { profile, type ProfileName } from "./profiles.ts";
 import { ProtocolServer } from "./protocol_server.ts";
 
-/** Dependencies of {@linkcode createServer}. */
+/** Dependencies of {@linkcode createServer}: the process's bus and search engine. */
 export interface ServerDeps {
   bus: Bus;
+  search: SearchEngine;
 }
 
 /** A server and how to shut it down. */
@@ -46,7 +48,7 @@ export interface CreatedServer {
  * @param deps the process's bus
  */
 export function createServer(profileName: ProfileName, deps: ServerDeps): CreatedServer {
-  const { bus } = deps;
+  const { bus, search } = deps;
   const { tools, instructions } = profile(profileName);
   const bound = new Map<string, BoundTool>(
     tools.map((tool) => [tool.name, tool.bind(bus.config)]),
@@ -80,6 +82,7 @@ export function createServer(profileName: ProfileName, deps: ServerDeps): Create
     const progressToken = extra._meta?.progressToken;
     const ctx: ToolContext = {
       bus,
+      search,
       session,
       log: bus.log,
       signal: extra.signal,

@@ -6,20 +6,32 @@
  * Every whitespace-separated word becomes a quoted phrase (quotes inside
  * doubled), so `foo-bar` searches the phrase "foo bar", `NOT` searches the
  * word "not", and a lone `"` or `(` is dropped. Words without a letter or a
- * digit cannot match anything and are dropped too.
+ * digit cannot match anything and are dropped too. A mixed-case word may
+ * also match as its parts (`userName` finds `getUserName`, whose parts the
+ * index holds), and common English words are left out of the "every word"
+ * expression, so a question finds the messages that answer it.
  *
  * @module
  */
+
+import { splitIdentifier } from "../store/terms.ts";
 
 /** Most words of a query that are searched; the rest are ignored. */
 export const MAX_QUERY_TERMS = 32;
 /** Longest single word kept (longer ones are cut). */
 export const MAX_TERM_CHARS = 128;
 
-/** Two expressions over the same words: every word, and any word. */
+const STOP_WORDS = new Set(
+  ("a an and are as at be but by can could did do does for from had has have how i if in into is " +
+    "it its me my of on or our please should so than that the their them then there these they this " +
+    "to was we were what when where which who why will with would you your").split(" "),
+);
+
+/** Two expressions over the same words: every (meaningful) word, and any word. */
 export interface FtsExpressions {
   all: string;
   any: string;
+  /** The words searched, as typed. */
   terms: string[];
 }
 
@@ -36,6 +48,37 @@ export function toFtsExpressions(text: string): FtsExpressions | undefined {
     if (terms.length === MAX_QUERY_TERMS) break;
   }
   if (terms.length === 0) return undefined;
-  const phrases = terms.map((term) => `"${term.replaceAll('"', '""')}"`);
-  return { all: phrases.join(" AND "), any: phrases.join(" OR "), terms };
+  const clauses = terms.map(clause);
+  const meaningful = terms.map((term, i) => isStopWord(term) ? undefined : clauses[i]!)
+    .filter((c): c is string => c !== undefined);
+  return {
+    all: (meaningful.length > 0 ? meaningful : clauses).join(" AND "),
+    any: clauses.join(" OR "),
+    terms,
+  };
+}
+
+/** The words of a query worth marking in a snippet (lower case, no stop words). */
+export function highlightTerms(text: string): string[] {
+  const words = new Set<string>();
+  for (const word of text.split(/[^\p{L}\p{N}_]+/u)) {
+    if (word.length < 2 || isStopWord(word)) continue;
+    words.add(word.toLowerCase());
+    for (const part of splitIdentifier(word)) if (part.length > 1) words.add(part);
+  }
+  return [...words];
+}
+
+function clause(term: string): string {
+  const phrase = quote(term);
+  const parts = splitIdentifier(term.replace(/[^\p{L}\p{N}]+/gu, ""));
+  return parts.length > 1 ? `(${phrase} OR ${quote(parts.join(" "))})` : phrase;
+}
+
+function quote(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`;
+}
+
+function isStopWord(term: string): boolean {
+  return STOP_WORDS.has(term.toLowerCase().replace(/[^\p{L}]+/gu, ""));
 }

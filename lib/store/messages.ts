@@ -9,6 +9,7 @@
  */
 
 import type { Store } from "./mod.ts";
+import { codeTerms } from "./terms.ts";
 
 /** A row of `messages`. */
 export interface MessageRow {
@@ -57,13 +58,27 @@ export function latestSeq(store: Store, topicId: string): number {
   return row.latest;
 }
 
-/** Insert a message. Throws SQLite's constraint error on a duplicate id or seq. */
+/**
+ * Insert a message and its full-text index row (body plus code terms).
+ *
+ * The index row goes in first, under the rowid the message will get, so the
+ * index trigger (there for other programs' inserts) sees it and stands aside.
+ * Inside `BEGIN IMMEDIATE` nobody else can take that rowid meanwhile.
+ */
 export function insertMessage(store: Store, row: MessageRow): void {
+  const { next } = store.stmt("SELECT COALESCE(MAX(rowid), 0) + 1 AS next FROM messages").get() as {
+    next: number;
+  };
   store.stmt(
-    `INSERT INTO messages (message_id, topic_id, seq, sender, message_type, reply_to,
+    `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
+     VALUES (?, ?, ?, ?, ?)`,
+  ).run(next, row.content_markdown, codeTerms(row.content_markdown), row.message_id, row.topic_id);
+  store.stmt(
+    `INSERT INTO messages (rowid, message_id, topic_id, seq, sender, message_type, reply_to,
        content_markdown, metadata_json, client_message_id, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
+    next,
     row.message_id,
     row.topic_id,
     row.seq,
@@ -75,6 +90,11 @@ export function insertMessage(store: Store, row: MessageRow): void {
     row.client_message_id,
     row.created_at,
   );
+}
+
+/** True when a message with this id exists in any topic. */
+export function messageIdTaken(store: Store, messageId: string): boolean {
+  return store.stmt("SELECT 1 FROM messages WHERE message_id = ?").get(messageId) !== undefined;
 }
 
 /** The message a sender already stored under this idempotency key. */

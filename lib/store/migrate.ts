@@ -16,6 +16,7 @@
 
 import type { DatabaseSync } from "node:sqlite";
 import { BusError } from "../errors.ts";
+import { codeTerms } from "./terms.ts";
 import {
   CORE_DDL,
   CORE_OBJECTS,
@@ -98,6 +99,7 @@ function upgrade(db: DatabaseSync): void {
   );
   db.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('topics_version', '0')");
   const from = extVersion(db);
+  db.function("bus_code_terms", { deterministic: true }, (text) => codeTerms(String(text ?? "")));
   for (const step of EXT_MIGRATIONS) {
     if (step.version <= from) continue;
     db.exec(step.sql);

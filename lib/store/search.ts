@@ -1,9 +1,12 @@
 /**
- * SQL for full-text search over `bus_fts`.
+ * SQL for full-text search over `bus_fts`, and for the queue of index rows
+ * that still need their code terms.
  *
- * The FTS query runs first in a subquery (`ORDER BY rank LIMIT n` lets FTS5
- * stop early) and only its hits are joined to `messages` and `topics`, by
- * `message_id` rather than rowid so a `VACUUM` cannot mismatch them.
+ * FTS5 orders its matches by rank (bm25, body weighted over terms) and the
+ * outer query joins each to its message only until `LIMIT` rows passed the
+ * filters, so snippets are built for the rows returned and no others. Rows
+ * are joined by `message_id` rather than rowid, so a `VACUUM` that renumbers
+ * rowids cannot pair a hit with the wrong message.
  *
  * @module
  */
@@ -24,10 +27,20 @@ export interface FtsHit {
   content_markdown: string;
 }
 
+/** Restrictions every search mode applies. */
+export interface SearchFilters {
+  topicId?: string | undefined;
+  sender?: string | undefined;
+  messageType?: string | undefined;
+  /** Unix seconds, inclusive. */
+  since?: number | undefined;
+  /** Unix seconds, inclusive. */
+  until?: number | undefined;
+}
+
 /** Query of {@linkcode ftsSearch}; `match` must already be a safe FTS5 expression. */
-export interface FtsQuery {
+export interface FtsQuery extends SearchFilters {
   match: string;
-  topicId: string | null;
   limit: number;
   /** Markers put around each hit in the snippet. */
   highlight: readonly [string, string];
@@ -38,17 +51,92 @@ export interface FtsQuery {
 /** The best hits for `match`, best first. */
 export function ftsSearch(store: Store, query: FtsQuery): FtsHit[] {
   const [open, close] = query.highlight;
-  const filter = query.topicId === null ? "" : "AND topic_id = ?";
-  const params = query.topicId === null
-    ? [open, close, query.snippetTokens, query.match, query.limit]
-    : [open, close, query.snippetTokens, query.match, query.topicId, query.limit];
+  const { sql, params } = filterSql(query, "bus_fts.topic_id");
   return store.stmt(
     `SELECT m.topic_id, t.name AS topic_name, m.message_id, m.seq, m.sender, m.message_type,
-            m.created_at, f.snippet, f.rank, m.content_markdown
-     FROM (SELECT message_id, snippet(bus_fts, 0, ?, ?, '…', ?) AS snippet, rank
-           FROM bus_fts WHERE bus_fts MATCH ? ${filter} ORDER BY rank LIMIT ?) AS f
-     JOIN messages AS m ON m.message_id = f.message_id
+            m.created_at, snippet(bus_fts, 0, ?, ?, '…', ?) AS snippet, bus_fts.rank AS rank,
+            m.content_markdown
+     FROM bus_fts
+     JOIN messages AS m ON m.message_id = bus_fts.message_id
      JOIN topics AS t ON t.topic_id = m.topic_id
-     ORDER BY f.rank`,
-  ).all(...params) as unknown as FtsHit[];
+     WHERE bus_fts MATCH ?${sql}
+     ORDER BY bus_fts.rank LIMIT ?`,
+  ).all(
+    open,
+    close,
+    query.snippetTokens,
+    query.match,
+    ...params,
+    query.limit,
+  ) as unknown as FtsHit[];
+}
+
+/** A message as search results show it, by id. */
+export type MessageForResult = Omit<FtsHit, "snippet" | "rank">;
+
+/** The messages with these ids that pass the filters (for semantic hits). */
+export function messagesForResults(
+  store: Store,
+  messageIds: readonly string[],
+  filters: SearchFilters,
+): MessageForResult[] {
+  if (messageIds.length === 0) return [];
+  const { sql, params } = filterSql(filters, "m.topic_id");
+  return store.stmt(
+    `SELECT m.topic_id, t.name AS topic_name, m.message_id, m.seq, m.sender, m.message_type,
+            m.created_at, m.content_markdown
+     FROM json_each(?) AS ids
+     JOIN messages AS m ON m.message_id = ids.value
+     JOIN topics AS t ON t.topic_id = m.topic_id
+     WHERE 1${sql}`,
+  ).all(JSON.stringify(messageIds), ...params) as unknown as MessageForResult[];
+}
+
+/** Index rows that other programs' inserts left without code terms. */
+export function pendingTerms(store: Store, limit: number): { rowid: number; content: string }[] {
+  return store.stmt(
+    `SELECT q.rowid AS rowid, f.content_markdown AS content
+     FROM bus_terms_queue AS q JOIN bus_fts AS f ON f.rowid = q.rowid
+     ORDER BY q.rowid LIMIT ?`,
+  ).all(limit) as unknown as { rowid: number; content: string }[];
+}
+
+/** True when some index row waits for its code terms (a cheap read). */
+export function hasPendingTerms(store: Store): boolean {
+  return store.stmt("SELECT 1 FROM bus_terms_queue LIMIT 1").get() !== undefined;
+}
+
+/** Store the code terms of an index row and take it off the queue. */
+export function setTerms(store: Store, rowid: number, terms: string): void {
+  store.stmt("UPDATE bus_fts SET terms = ? WHERE rowid = ?").run(terms, rowid);
+  store.stmt("DELETE FROM bus_terms_queue WHERE rowid = ?").run(rowid);
+}
+
+function filterSql(
+  filters: SearchFilters,
+  topicColumn: string,
+): { sql: string; params: (string | number)[] } {
+  let sql = "";
+  const params: (string | number)[] = [];
+  if (filters.topicId !== undefined) {
+    sql += ` AND ${topicColumn} = ?`;
+    params.push(filters.topicId);
+  }
+  if (filters.sender !== undefined) {
+    sql += " AND m.sender = ?";
+    params.push(filters.sender);
+  }
+  if (filters.messageType !== undefined) {
+    sql += " AND m.message_type = ?";
+    params.push(filters.messageType);
+  }
+  if (filters.since !== undefined) {
+    sql += " AND m.created_at >= ?";
+    params.push(filters.since);
+  }
+  if (filters.until !== undefined) {
+    sql += " AND m.created_at <= ?";
+    params.push(filters.until);
+  }
+  return { sql, params };
 }

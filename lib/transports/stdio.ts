@@ -13,6 +13,7 @@ import type { ConfigWarning, ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { ProfileName } from "../mcp/profiles.ts";
 import { createServer } from "../mcp/server.ts";
+import { SearchEngine } from "../search/mod.ts";
 import { openStore } from "../store/mod.ts";
 import { StdioTransport } from "./stdio_transport.ts";
 
@@ -34,7 +35,9 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   for (const warning of options.configWarnings) log.warn(warning.message);
   const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
   const bus = createBus({ store, config, log });
-  const { server } = createServer(options.profile, { bus });
+  const search = new SearchEngine({ store, config, log });
+  search.start();
+  const { server } = createServer(options.profile, { bus, search });
   const transport = new StdioTransport({ maxLineBytes: maxLineBytes(config) });
 
   const { promise: closed, resolve } = Promise.withResolvers<void>();
@@ -44,6 +47,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     stopping = true;
     bus.changes.close();
     await server.close().catch(() => {});
+    await search.close();
     store.close();
     resolve();
   };

@@ -1,13 +1,18 @@
 /**
- * An in-process bus on a real SQLite file, for tests of `lib/bus` and
- * `lib/search` that do not need a server process.
+ * An in-process bus and search engine on a real SQLite file, for tests of
+ * `lib/bus` and `lib/search` that do not need a server process.
  *
  * @module
  */
 
 import { type Bus, createBus } from "../../lib/bus/mod.ts";
+import { joinTopic } from "../../lib/bus/names.ts";
+import { Session } from "../../lib/bus/session.ts";
+import { sync } from "../../lib/bus/sync.ts";
+import { createTopic } from "../../lib/bus/topics.ts";
 import { type Env, loadConfig } from "../../lib/config.ts";
 import { createLogger } from "../../lib/log.ts";
+import { SearchEngine } from "../../lib/search/mod.ts";
 import { openStore } from "../../lib/store/mod.ts";
 
 /** A bus that closes its store when disposed. */
@@ -26,4 +31,48 @@ export function openTestBus(dbPath: string, env: Env = {}): TestBus {
       store.close();
     },
   };
+}
+
+/**
+ * A search engine over a test bus. Its endpoint is `AGENT_BUS_EMBEDDINGS_URL`
+ * from `env` (by default a closed port, so semantic search is unavailable).
+ * The background loop is not started: tests call `indexer.runOnce()`.
+ */
+export function openTestSearch(bus: TestBus, env: Env = {}): SearchEngine & AsyncDisposable {
+  const { config } = loadConfig({
+    AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9",
+    ...env,
+    AGENT_BUS_DB: bus.store.path,
+  });
+  const engine = new SearchEngine({ store: bus.store, config, log: bus.log });
+  return Object.assign(engine, { [Symbol.asyncDispose]: () => engine.close() });
+}
+
+/** Run the indexer until it has nothing left to do. */
+export async function indexAll(engine: SearchEngine): Promise<void> {
+  for (let round = 0; round < 10_000; round++) {
+    if (!(await engine.indexer.runOnce())) return;
+  }
+  throw new Error("the indexer never finished");
+}
+
+/** Create a topic and post `bodies` into it as `sender`; returns the topic id. */
+export async function seedTopic(
+  bus: Bus,
+  name: string,
+  bodies: (string | { content_markdown: string; message_type?: string })[],
+  sender = `writer-${crypto.randomUUID().slice(0, 6)}`,
+): Promise<string> {
+  const { topic } = await createTopic(bus, { name, mode: "reuse" });
+  const session = new Session();
+  await joinTopic(bus, session, { agentName: sender, topicId: topic.topic_id, allowClosed: false });
+  await sync(bus, session.require(topic.topic_id), {
+    topicId: topic.topic_id,
+    outbox: bodies.map((b) => typeof b === "string" ? { content_markdown: b } : b),
+    maxItems: 1,
+    includeSelf: false,
+    waitSeconds: 0,
+    autoAdvance: true,
+  });
+  return topic.topic_id;
 }

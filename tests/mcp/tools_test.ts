@@ -76,15 +76,18 @@ Deno.test("AGENT_BUS_MAX_SYNC_ITEMS shapes the sync schema; a bad value is repor
   assert.equal(result.status, "empty");
 });
 
-Deno.test("ping answers with versions and the seed's text", async () => {
+Deno.test("ping answers with versions, the seed's text and the semantic index state", async () => {
   await using tmp = await tmpDir();
   await using peer = await startPeer({ dbPath: `${tmp.path}/bus.sqlite` });
   const result = await peer.call("ping");
   assert.deepEqual(Object.keys(result.structuredContent!).sort(), [
     "ok",
     "package_version",
+    "semantic_index",
     "spec_version",
   ]);
+  const index = result.structuredContent!.semantic_index as { model: string; state: string };
+  assert.equal(index.model, "nomic-embed-text");
   assert.equal(result.structuredContent!.spec_version, "v6.3");
   assert.match(textOf(result), /^pong \(\d+\.\d+\.\d+/);
 });

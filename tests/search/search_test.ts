@@ -1,111 +1,175 @@
 /**
- * Tests of `searchMessages()` on a real database, in process.
+ * Full-text search through the search engine, in process: stemming,
+ * code identifiers by their parts, filters, and hostile queries.
  */
 
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import { BusError } from "../../lib/errors.ts";
-import { joinTopic } from "../../lib/bus/names.ts";
-import { Session } from "../../lib/bus/session.ts";
-import { sync } from "../../lib/bus/sync.ts";
-import { createTopic } from "../../lib/bus/topics.ts";
-import { type SearchArgs, searchMessages } from "../../lib/search/mod.ts";
-import { openTestBus, type TestBus } from "../_helpers/bus.ts";
+import type { SearchArgs, SearchEngine } from "../../lib/search/mod.ts";
+import { openTestBus, openTestSearch, seedTopic } from "../_helpers/bus.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
-async function seed(bus: TestBus, name: string, bodies: string[]) {
-  const { topic } = await createTopic(bus, { name, mode: "new" });
-  const session = new Session();
-  await joinTopic(bus, session, {
-    agentName: "writer",
-    topicId: topic.topic_id,
-    allowClosed: false,
-  });
-  await sync(bus, session.require(topic.topic_id), {
-    topicId: topic.topic_id,
-    outbox: bodies.map((content_markdown) => ({ content_markdown })),
-    maxItems: 1,
-    includeSelf: false,
-    waitSeconds: 0,
-    autoAdvance: true,
-  });
-  return topic.topic_id;
+function fts(engine: SearchEngine, more: Partial<SearchArgs>) {
+  return engine.search({ query: "", mode: "fts", limit: 20, includeContent: false, ...more });
 }
 
-function search(bus: TestBus, more: Partial<SearchArgs>) {
-  return searchMessages(bus.store, {
-    query: "",
-    mode: "fts",
-    limit: 20,
-    includeContent: false,
-    ...more,
-  });
-}
-
-Deno.test("searchMessages() finds words with stemming and marks hits", async () => {
+Deno.test("search finds words with stemming and marks hits", async () => {
   await using tmp = await tmpDir();
   using bus = openTestBus(`${tmp.path}/bus.sqlite`);
-  await seed(bus, "alpha", [
+  await using engine = openTestSearch(bus);
+  await seedTopic(bus, "alpha", [
     "The migration script is running slowly",
     "Unrelated note about lunch",
     "We ran the migrations yesterday",
   ]);
-  const result = search(bus, { query: "migrations" });
+  const result = await fts(engine, { query: "migrations" });
   assert.equal(result.count, 2, "stemming matches migration and migrations");
-  assert.equal(search(bus, { query: "migration run" }).count, 1, "every word must match first");
   assert.ok(result.results.every((r) => r.snippet.includes("«") && r.snippet.includes("»")));
   assert.equal(result.results[0]!.topic_name, "alpha");
   assert.equal(typeof result.results[0]!.rank, "number");
   assert.equal(result.results[0]!.content_markdown, undefined);
-  const full = search(bus, { query: "lunch", includeContent: true });
+  assert.equal(
+    (await fts(engine, { query: "migration run" })).count,
+    1,
+    "every word must match first",
+  );
+  const full = await fts(engine, { query: "lunch", includeContent: true });
   assert.equal(full.results[0]!.content_markdown, "Unrelated note about lunch");
 });
 
-Deno.test("searchMessages() falls back to any word when no message has all", async () => {
+Deno.test("search falls back to any word, and skips common words in a question", async () => {
   await using tmp = await tmpDir();
   using bus = openTestBus(`${tmp.path}/bus.sqlite`);
-  await seed(bus, "t", ["apples and pears", "apples only", "nothing here"]);
-  const result = search(bus, { query: "apples pears bananas" });
-  assert.deepEqual(result.results.map((r) => r.snippet.replaceAll(/[«»]/g, "")), [
+  await using engine = openTestSearch(bus);
+  await seedTopic(bus, "t", [
+    "apples and pears",
+    "apples only",
+    "nothing here",
+    "Fix the flaky build",
+  ]);
+  const any = await fts(engine, { query: "apples pears bananas" });
+  assert.deepEqual(any.results.map((r) => r.snippet.replaceAll(/[«»]/g, "")), [
     "apples and pears",
     "apples only",
   ]);
+  const question = await fts(engine, { query: "how do we fix the build?" });
+  assert.equal(question.count, 1);
+  assert.match(question.results[0]!.snippet, /«Fix» the flaky «build»/);
 });
 
-Deno.test("searchMessages() filters by topic and honours limit", async () => {
+Deno.test("search finds code by its parts: camelCase, snake_case, paths, dotted names, versions", async () => {
   await using tmp = await tmpDir();
   using bus = openTestBus(`${tmp.path}/bus.sqlite`);
-  const one = await seed(bus, "one", ["shared word", "shared again"]);
-  await seed(bus, "two", ["shared too"]);
-  assert.equal(search(bus, { query: "shared" }).count, 3);
-  assert.equal(search(bus, { query: "shared", topicId: one }).count, 2);
-  assert.equal(search(bus, { query: "shared", limit: 1 }).count, 1);
-  assert.equal(search(bus, { query: "shared", topicId: "unknown" }).count, 0);
-});
-
-Deno.test("searchMessages() in hybrid and semantic mode warns and returns text hits", async () => {
-  await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
-  await seed(bus, "t", ["vector search someday"]);
-  for (const mode of ["hybrid", "semantic"] as const) {
-    const result = search(bus, { query: "vector", mode });
-    assert.equal(result.count, 1);
-    assert.equal(result.warnings[0]?.code, "semantic_unavailable");
-    assert.equal(typeof result.results[0]!.fts_rank, "number");
-    assert.equal(result.results[0]!.semantic_score, null);
+  await using engine = openTestSearch(bus);
+  await seedTopic(bus, "code", [
+    "Call getUserName() before parseHTTPResponse in the handler",
+    "The load_config helper reads settings.toml",
+    "See src/store/cursor_sync.ts for details",
+    "Use bus.changes.notify after commits",
+    "Upgraded sqlite to v3.53.2 last week",
+    "Plain prose without code at all",
+  ]);
+  const cases: [string, RegExp][] = [
+    ["user name", /getUserName/],
+    ["userName", /getUserName/],
+    ["getUserName", /getUserName/],
+    ["http response", /parseHTTPResponse/],
+    ["config", /load_config/],
+    ["load_config", /load_config/],
+    ["cursor sync", /cursor_sync/],
+    ["src/store", /src\/store/],
+    ["changes notify", /bus\.changes\.notify/],
+    ["bus.changes", /bus\.changes\.notify/],
+    ["3.53.2", /v3\.53\.2/],
+    ["v3.53.2", /v3\.53\.2/],
+  ];
+  for (const [query, pattern] of cases) {
+    const result = await fts(engine, { query, includeContent: true });
+    assert.ok(result.count >= 1, `"${query}" finds something`);
+    assert.match(result.results[0]!.content_markdown!, pattern, `"${query}" finds ${pattern}`);
+    assert.match(result.results[0]!.snippet, /«.+»/, `"${query}" is marked in the snippet`);
   }
 });
 
-Deno.test("searchMessages() never fails on hostile queries, only on a blank one", async () => {
+Deno.test("search filters by topic, sender, message type and time, and honours limit", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
-  await seed(bus, "t", ["foo-bar (baz) NOT near"]);
-  for (const query of ['"', "(", "NOT", "foo-bar", "x".repeat(10000), "🚀", "' OR 1=1 --", "*"]) {
-    assert.doesNotThrow(() => search(bus, { query }), query);
-  }
-  assert.equal(search(bus, { query: "foo-bar" }).count, 1);
-  assert.equal(search(bus, { query: "NOT" }).count, 1);
-  assert.throws(
-    () => search(bus, { query: "   " }),
+  const path = `${tmp.path}/bus.sqlite`;
+  using bus = openTestBus(path);
+  await using engine = openTestSearch(bus);
+  const one = await seedTopic(bus, "one", [
+    "shared word",
+    { content_markdown: "shared question?", message_type: "question" },
+  ], "alice");
+  await seedTopic(bus, "two", ["shared too"], "bob");
+  const raw = new DatabaseSync(path);
+  raw.exec("UPDATE messages SET created_at = 1000 WHERE content_markdown = 'shared word'");
+  raw.close();
+  assert.equal((await fts(engine, { query: "shared" })).count, 3);
+  assert.equal((await fts(engine, { query: "shared", topicId: one })).count, 2);
+  assert.equal((await fts(engine, { query: "shared", sender: "bob" })).count, 1);
+  assert.equal((await fts(engine, { query: "shared", messageType: "question" })).count, 1);
+  assert.equal((await fts(engine, { query: "shared", until: 2000 })).count, 1);
+  assert.equal((await fts(engine, { query: "shared", since: 2000 })).count, 2);
+  assert.equal((await fts(engine, { query: "shared", limit: 1 })).count, 1);
+  assert.equal((await fts(engine, { query: "shared", topicId: "unknown" })).count, 0);
+  await assert.rejects(
+    fts(engine, { query: "shared", since: 5, until: 1 }),
     (e: unknown) => e instanceof BusError && e.code === "INVALID_ARGUMENT",
   );
+});
+
+Deno.test("search never fails on hostile queries, only on a blank one", async () => {
+  await using tmp = await tmpDir();
+  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using engine = openTestSearch(bus);
+  await seedTopic(bus, "t", ["foo-bar (baz) NOT near"]);
+  const hostile = [
+    '"',
+    "(",
+    "NOT",
+    "foo-bar",
+    "x".repeat(10000),
+    "🚀",
+    "' OR 1=1 --",
+    "*",
+    "AND OR NOT",
+    "SELECT * FROM messages; --",
+  ];
+  for (const mode of ["fts", "hybrid", "semantic"] as const) {
+    for (const query of hostile) {
+      await fts(engine, { query, mode }); // must not throw
+    }
+  }
+  assert.equal((await fts(engine, { query: "foo-bar" })).count, 1);
+  assert.equal((await fts(engine, { query: "NOT" })).count, 1);
+  for (const query of ["   ", "\n\t"]) {
+    await assert.rejects(
+      fts(engine, { query }),
+      (e: unknown) => e instanceof BusError && e.code === "INVALID_ARGUMENT",
+    );
+  }
+});
+
+Deno.test("messages inserted by another program get their code terms in the background", async () => {
+  await using tmp = await tmpDir();
+  const path = `${tmp.path}/bus.sqlite`;
+  using bus = openTestBus(path);
+  await using engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_AUTOINDEX: "0" });
+  const topicId = await seedTopic(bus, "t", ["first"]);
+  const raw = new DatabaseSync(path);
+  raw.prepare(
+    `INSERT INTO messages (message_id, topic_id, seq, sender, message_type, content_markdown, created_at)
+     VALUES ('foreign1', ?, 2, 'other', 'message', 'they call fetchRemoteConfig here', 1)`,
+  ).run(topicId);
+  raw.close();
+  assert.equal(
+    (await fts(engine, { query: "fetchRemoteConfig" })).count,
+    1,
+    "the body is indexed at once",
+  );
+  assert.equal((await fts(engine, { query: "remote config" })).count, 0, "its parts come later");
+  assert.equal(await engine.indexer.runOnce(), true);
+  assert.equal((await fts(engine, { query: "remote config" })).count, 1);
+  assert.equal(await engine.indexer.runOnce(), false, "nothing left to do");
 });

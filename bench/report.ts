@@ -1,0 +1,218 @@
+/**
+ * The benchmark report: the summary against the targets, the detailed
+ * measurements, and how both are recorded in docs/BENCHMARKS.md (and, for
+ * a full run, in the README's summary).
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import type { IdleResult } from "./idle.ts";
+import type { QualityResult } from "./quality.ts";
+import type { SearchPoint } from "./search.ts";
+import { count, type Distribution, markdownTable, ms } from "./_stats.ts";
+import type { ThroughputResult } from "./throughput.ts";
+
+/** Everything one run measured. */
+export interface BenchResults {
+  latency: Distribution;
+  idle: IdleResult;
+  throughput: ThroughputResult[];
+  fanout: Distribution;
+  search: { points: SearchPoint[]; rssMB: number; loadSeconds: number };
+  startup: { medianMs: number; idleRssMB: number };
+  scan: Distribution;
+  quality: QualityResult;
+}
+
+type Row = [metric: string, target: string, measured: string, met: boolean | undefined];
+
+/** The summary table: each target, what was measured, and whether it was met. */
+export function summaryTable(r: BenchResults): string {
+  const rate = (senders: number, perCall: number) =>
+    r.throughput.find((t) => t.senders === senders && t.perCall === perCall)!.perSecond;
+  const lost = r.throughput.reduce((n, t) => n + t.lost, 0);
+  const duplicated = r.throughput.reduce((n, t) => n + t.duplicated, 0);
+  const at100k = r.search.points.find((p) => p.messages === 100_000);
+  const fts = r.quality.modes.find((m) => m.mode === "fts")!;
+  const hybrid = r.quality.modes.find((m) => m.mode === "hybrid");
+  const rows: Row[] = [
+    ["Delivery latency p50 (cross-process)", "≤ 5 ms", ms(r.latency.p50), r.latency.p50 <= 5],
+    ["Delivery latency p99", "≤ 25 ms", ms(r.latency.p99), r.latency.p99 <= 25],
+    [
+      `Idle: commits by ${r.idle.peers} waiting peers in ${Math.round(r.idle.seconds)} s`,
+      "0",
+      String(r.idle.commits),
+      r.idle.commits === 0,
+    ],
+    [
+      "Idle: CPU per waiting server (max)",
+      "< 1 %",
+      `${r.idle.cpuPercentMax.toFixed(2)} %`,
+      r.idle.cpuPercentMax < 1,
+    ],
+    [
+      "Throughput, 4 senders, 10 messages per call",
+      "≥ 5,000 msg/s",
+      `${count(rate(4, 10))} msg/s`,
+      rate(4, 10) >= 5000,
+    ],
+    [
+      "Throughput, 4 senders, 1 message per call",
+      "≥ 5,000 msg/s",
+      `${count(rate(4, 1))} msg/s`,
+      rate(4, 1) >= 5000,
+    ],
+    [
+      "Messages lost / duplicated (all throughput runs)",
+      "0 / 0",
+      `${lost} / ${duplicated}`,
+      lost === 0 && duplicated === 0,
+    ],
+    [
+      "Search p50, fts, 100k messages",
+      "≤ 5 ms",
+      at100k ? ms(at100k.latency.p50) : "not run (--quick)",
+      at100k ? at100k.latency.p50 <= 5 : undefined,
+    ],
+    ["Vector scan, 100k × 768 dims, one core (p50)", "≤ 30 ms", ms(r.scan.p50), r.scan.p50 <= 30],
+    hybrid
+      ? [
+        "Search quality, nDCG@10 hybrid vs fts",
+        "hybrid ≥ fts",
+        `${hybrid.ndcgAt10.toFixed(3)} vs ${fts.ndcgAt10.toFixed(3)}`,
+        hybrid.ndcgAt10 >= fts.ndcgAt10,
+      ]
+      : [
+        "Search quality, nDCG@10 hybrid vs fts",
+        "hybrid ≥ fts",
+        "no endpoint: fts only",
+        undefined,
+      ],
+    [
+      "Start to `initialize` answer (median)",
+      "≤ 150 ms",
+      ms(r.startup.medianMs),
+      r.startup.medianMs <= 150,
+    ],
+    [
+      "RSS, idle server",
+      "≤ 80 MB",
+      `${r.startup.idleRssMB.toFixed(1)} MB`,
+      r.startup.idleRssMB <= 80,
+    ],
+    [
+      `RSS after ${count(r.search.points.at(-1)!.messages)} messages and searches`,
+      "≤ 80 MB",
+      `${r.search.rssMB.toFixed(1)} MB`,
+      r.search.rssMB <= 80,
+    ],
+  ];
+  return markdownTable(
+    ["metric", "target", "measured", ""],
+    rows.map((
+      [metric, target, measured, met],
+    ) => [metric, target, measured, met === undefined ? "" : met ? "✅" : "❌"]),
+  );
+}
+
+/** Every measurement of the run. */
+export function detailTable(r: BenchResults): string {
+  const { latency, idle, fanout, search, startup, scan, quality } = r;
+  const rows: string[][] = [
+    [
+      `Delivery latency p50 / p95 / p99 / max (${latency.samples} samples)`,
+      `${ms(latency.p50)} / ${ms(latency.p95)} / ${ms(latency.p99)} / ${ms(latency.max)}`,
+    ],
+    [
+      `Idle (${idle.peers} peers, ${Math.round(idle.seconds)} s): commits seen, WAL growth`,
+      `${idle.commits}, ${idle.walBytesGrown} bytes`,
+    ],
+    [
+      "Idle: CPU per server, max / mean",
+      `${idle.cpuPercentMax.toFixed(2)} % / ${idle.cpuPercentMean.toFixed(2)} %`,
+    ],
+    ...r.throughput.map((t) => [
+      `Throughput, ${t.senders} sender(s), ${t.perCall} per call (${Math.round(t.seconds)} s)`,
+      `${count(t.perSecond)} msg/s (${
+        count(t.sent)
+      } sent, ${t.lost} lost, ${t.duplicated} duplicated)`,
+    ]),
+    [
+      `Fan-out to 16 receivers, all delivered, p50 / p99 (${fanout.samples} rounds)`,
+      `${ms(fanout.p50)} / ${ms(fanout.p99)}`,
+    ],
+    ...search.points.map((p) => [
+      `Search fts at ${count(p.messages)} messages, p50 / p99 (${p.latency.samples} queries)`,
+      `${ms(p.latency.p50)} / ${ms(p.latency.p99)}`,
+    ]),
+    [
+      "Loading the search corpus through sync (50 per call)",
+      `${count(search.points.at(-1)!.messages / search.loadSeconds)} msg/s`,
+    ],
+    [
+      `Vector scan, 100k × 768, p50 / p95 (${scan.samples} queries)`,
+      `${ms(scan.p50)} / ${ms(scan.p95)}`,
+    ],
+    ...quality.modes.map((m) => [
+      `Search quality, ${m.mode}: recall@10 / nDCG@10 (${quality.queries} queries, ${
+        count(quality.messages)
+      } messages${quality.model ? `, ${quality.model}` : ""})`,
+      `${m.recallAt10.toFixed(3)} / ${m.ndcgAt10.toFixed(3)}`,
+    ]),
+    ...(quality.indexSeconds !== undefined
+      ? [[
+        "Embedding the quality corpus (endpoint time included)",
+        `${quality.indexSeconds.toFixed(0)} s`,
+      ]]
+      : []),
+    ["Start to initialize, median", ms(startup.medianMs)],
+    [
+      "RSS idle / after the search corpus",
+      `${startup.idleRssMB.toFixed(1)} MB / ${search.rssMB.toFixed(1)} MB`,
+    ],
+  ];
+  return markdownTable(["measurement", "result"], rows);
+}
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** Append the run to docs/BENCHMARKS.md; a full run also refreshes both summaries. */
+export async function record(
+  run: { heading: string; summary: string; details: string; full: boolean },
+): Promise<void> {
+  const docPath = `${ROOT}docs/BENCHMARKS.md`;
+  await Deno.mkdir(`${ROOT}docs`, { recursive: true });
+  let doc: string;
+  try {
+    doc = await Deno.readTextFile(docPath);
+  } catch {
+    doc = `# Benchmarks
+
+Measured by \`deno task bench\` (\`--quick\` for a short run): real server processes driven over
+MCP stdio by the SDK client, on a temporary database. Figures depend on the machine; each run
+says which one it ran on. The summary shows the latest full run; every run is kept below.
+
+<!-- bench:summary -->
+<!-- /bench:summary -->
+
+## Runs
+`;
+  }
+  const block =
+    `<!-- bench:summary -->\nLatest full run: ${run.heading}\n\n${run.summary}\n<!-- /bench:summary -->`;
+  if (run.full) doc = replaceSummary(doc, block);
+  doc = `${doc.trimEnd()}\n\n### ${run.heading}\n\n${run.summary}\n\n${run.details}\n`;
+  await Deno.writeTextFile(docPath, doc);
+  if (run.full) {
+    const readmePath = `${ROOT}README.md`;
+    await Deno.writeTextFile(
+      readmePath,
+      replaceSummary(await Deno.readTextFile(readmePath), block),
+    );
+  }
+}
+
+function replaceSummary(text: string, block: string): string {
+  return text.replace(/<!-- bench:summary -->[\s\S]*?<!-- \/bench:summary -->/, block);
+}
