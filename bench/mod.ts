@@ -50,7 +50,7 @@ try {
   progress("start-up");
   const startup = await benchStartup(dir, size(20, 10));
   progress("vector scan");
-  const scan = benchVectorScan(100_000, 768, size(30, 10));
+  const scan = await benchVectorScan(dir, { count: 100_000, dims: 768, queries: size(30, 10) });
   const semantic = !quick && Deno.env.get("AGENT_BUS_EMBEDDINGS_URL") !== undefined;
   progress(`search quality (${semantic ? "fts, semantic, hybrid" : "fts only"})`);
   const quality = await benchQuality(dir, { filler: 2000, semantic });

@@ -30,7 +30,7 @@ import {
   messagesForResults,
   type SearchFilters,
 } from "../store/search.ts";
-import { getProgress, messageRowidRange } from "../store/vectors.ts";
+import { chunkVectors, getProgress, messageRowidRange } from "../store/vectors.ts";
 import { REFERENCE_TEXTS, semanticBar } from "./calibration.ts";
 import { EmbeddingsClient, EmbeddingsError } from "./embeddings.ts";
 import { highlightTerms, toFtsExpressions } from "./fts_query.ts";
@@ -320,6 +320,7 @@ export class SearchEngine {
       limit,
       minScore: semanticBar(vector, references, this.#config.embeddings.minScore),
       topicId: args.topicId,
+      exact: (ids) => this.#store.read(() => chunkVectors(this.#store, ids)),
     });
   }
 

@@ -175,3 +175,18 @@ export function embedCounts(store: Store, model: string): { done: number; failed
 export function messageCount(store: Store): number {
   return (store.stmt("SELECT COUNT(*) AS n FROM messages").get() as { n: number }).n;
 }
+
+/** The stored float32 vectors of these chunks, by chunk id. */
+export function chunkVectors(store: Store, ids: readonly number[]): Map<number, Float32Array> {
+  const rows = store.stmt(
+    "SELECT id, vector FROM bus_chunks WHERE id IN (SELECT value FROM json_each(?))",
+  ).all(JSON.stringify(ids)) as { id: number; vector: Uint8Array }[];
+  return new Map(rows.map((row) => [row.id, toFloat32(row.vector)]));
+}
+
+/** A float32 vector from its stored bytes (copied, so it is aligned and owned). */
+export function toFloat32(bytes: Uint8Array): Float32Array {
+  return new Float32Array(
+    bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+  );
+}

@@ -107,7 +107,13 @@ Deno.test(`the server survives ${CALLS} random and adversarial tool calls (seed 
       case "cursor_reset":
         return { topic_id: topicId, last_seq: 0 };
       case "messages_search":
-        return { query: "seed message", mode: "fts", sender: "fuzzer", since: 0, until: "2999-01-01" };
+        return {
+          query: "seed message",
+          mode: "fts",
+          sender: "fuzzer",
+          since: 0,
+          until: "2999-01-01",
+        };
       case "sync":
         return {
           topic_id: topicId,
