@@ -33,6 +33,34 @@ export interface ResolvedConfig {
   logLevel: LogLevel;
   /** Semantic search: where and how to get embeddings. */
   embeddings: EmbeddingsConfig;
+  /** Most unread messages one agent's mailbox may hold. */
+  maxMailboxDepth: number;
+  /** How long a running peer's registration lives without a refresh. */
+  peerLeaseSeconds: number;
+  /** The peer name of a `peerbus` server (AGENT_BUS_AGENT; `--agent` wins). */
+  agent: string | undefined;
+  /** `dotted` tool names (`bus.send`) or `underscore` ones (`bus_send`). */
+  toolNames: "dotted" | "underscore";
+  /** The HTTP server's settings. */
+  http: HttpConfig;
+}
+
+/** Settings of `agent-bus http`. */
+export interface HttpConfig {
+  /** Bearer token; required when the server binds a non-loopback address. */
+  token: string | undefined;
+  /** Extra `Host` header values to accept (besides loopback names and the bound host). */
+  allowedHosts: string[];
+  /** Extra `Origin` values to accept (besides loopback origins). */
+  allowedOrigins: string[];
+  /** MCP sessions unused this long are closed. */
+  sessionIdleSeconds: number;
+  /**
+   * Answer POSTs with plain JSON instead of an SSE stream. Unset: mailbox
+   * routes answer with JSON (as seed 003 does), `/mcp` with SSE (progress
+   * notifications while `sync` waits).
+   */
+  jsonResponse: boolean | undefined;
 }
 
 /** Wire formats of embedding endpoints. */
@@ -89,6 +117,9 @@ export const DEFAULTS = {
   embeddingChunkChars: 1200,
   embeddingChunkOverlap: 200,
   semanticMinScore: 0.1,
+  maxMailboxDepth: 10000,
+  peerLeaseSeconds: 300,
+  httpSessionIdleSeconds: 1800,
 } as const;
 
 /** The default database, relative to the home directory. */
@@ -162,6 +193,34 @@ export function loadConfig(env: Env): { config: ResolvedConfig; warnings: Config
     }),
     logLevel: readLogLevel(env, warnings),
     embeddings: readEmbeddings(env, warnings, int),
+    maxMailboxDepth: int({
+      variable: "AGENT_BUS_MAX_MAILBOX_DEPTH",
+      fallback: DEFAULTS.maxMailboxDepth,
+      min: 1,
+      max: 10_000_000,
+    }),
+    peerLeaseSeconds: int({
+      variable: "AGENT_BUS_PEER_LEASE_SECONDS",
+      fallback: DEFAULTS.peerLeaseSeconds,
+      min: 1,
+      max: 86_400,
+    }),
+    agent: env.AGENT_BUS_AGENT?.trim() || undefined,
+    toolNames: readToolNames(env, warnings),
+    http: {
+      token: env.AGENT_BUS_HTTP_TOKEN?.trim() || undefined,
+      allowedHosts: list(env.AGENT_BUS_HTTP_ALLOWED_HOSTS),
+      allowedOrigins: list(env.AGENT_BUS_HTTP_ALLOWED_ORIGINS),
+      sessionIdleSeconds: int({
+        variable: "AGENT_BUS_HTTP_SESSION_IDLE_SECONDS",
+        fallback: DEFAULTS.httpSessionIdleSeconds,
+        min: 1,
+        max: 7 * 86_400,
+      }),
+      jsonResponse: env.AGENT_BUS_HTTP_JSON_RESPONSE?.trim()
+        ? readBool(env, "AGENT_BUS_HTTP_JSON_RESPONSE", false, warnings)
+        : undefined,
+    },
   };
   return { config, warnings };
 }
@@ -322,6 +381,22 @@ function readEmbeddings(
     chunkOverlap,
     minScore,
   };
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? "").split(",").map((item) => item.trim().toLowerCase()).filter(Boolean);
+}
+
+function readToolNames(env: Env, warnings: ConfigWarning[]): "dotted" | "underscore" {
+  const raw = env.AGENT_BUS_TOOL_NAMES?.trim().toLowerCase();
+  if (!raw || raw === "dotted" || raw === "dot") return "dotted";
+  if (raw === "underscore") return "underscore";
+  warnings.push({
+    variable: "AGENT_BUS_TOOL_NAMES",
+    value: raw,
+    message: `Ignoring AGENT_BUS_TOOL_NAMES="${raw}": expected dotted or underscore; using dotted`,
+  });
+  return "dotted";
 }
 
 function readLogLevel(env: Env, warnings: ConfigWarning[]): LogLevel {

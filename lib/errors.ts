@@ -18,6 +18,8 @@ export type ErrorCode =
   | "DB_BUSY"
   | "DB_SCHEMA_MISMATCH"
   | "AGENT_NOT_JOINED"
+  /** A recipient's mailbox holds AGENT_BUS_MAX_MAILBOX_DEPTH unread messages; nothing was sent. */
+  | "MAILBOX_FULL"
   /** The database file cannot be opened, read or written (permissions, missing disk, not SQLite). */
   | "DB_UNAVAILABLE"
   /** A bug on our side; details go to the log, not to the client. */

@@ -29,6 +29,12 @@ export interface Identity {
 /** Identities of one MCP session (one stdio process, or one HTTP session). */
 export class Session {
   readonly #identities = new Map<string, Identity>();
+  /** The mail identity this session is bound to (mailbox and peer-bus servers), if any. */
+  readonly agent: string | undefined;
+
+  constructor(options: { agent?: string | undefined } = {}) {
+    this.agent = options.agent;
+  }
 
   /** The identity held in this topic, if any. */
   get(topicId: string): Identity | undefined {

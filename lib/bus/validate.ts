@@ -52,14 +52,7 @@ export function metadataJson(
   maxChars: number,
 ): string | null {
   if (value === null || value === undefined) return null;
-  if (depthOf(value) > MAX_METADATA_DEPTH) {
-    throw invalidArgument(`${field} nests deeper than ${MAX_METADATA_DEPTH} levels`);
-  }
-  const json = JSON.stringify(value);
-  if (json.length > maxChars) {
-    throw invalidArgument(`${field} exceeds max size (${maxChars} characters of JSON)`);
-  }
-  return json;
+  return boundedJson(value, field, maxChars);
 }
 
 /** Parse stored metadata JSON back into an object (null when absent or unreadable). */
@@ -71,6 +64,26 @@ export function parseMetadata(json: string | null): Record<string, unknown> | nu
   } catch {
     return null;
   }
+}
+
+/**
+ * Serialize any JSON value (a peer-bus message body), bounded in size and
+ * nesting.
+ */
+export function jsonValue(value: unknown, field: string, maxChars: number): string {
+  if (value === undefined) throw invalidArgument(`${field} is required`);
+  return boundedJson(value, field, maxChars);
+}
+
+function boundedJson(value: unknown, field: string, maxChars: number): string {
+  if (depthOf(value) > MAX_METADATA_DEPTH) {
+    throw invalidArgument(`${field} nests deeper than ${MAX_METADATA_DEPTH} levels`);
+  }
+  const json = JSON.stringify(value);
+  if (json.length > maxChars) {
+    throw invalidArgument(`${field} exceeds max size (${maxChars} characters of JSON)`);
+  }
+  return json;
 }
 
 /** Nesting depth of a JSON value, without recursion (so hostile input cannot overflow the stack). */

@@ -57,6 +57,18 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
+/**
+ * The mail identity of the calling session.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` on a server that is not bound to an agent
+ */
+export function requireAgent(ctx: ToolContext): string {
+  if (!ctx.session.agent) {
+    throw invalidArgument("This server is not bound to an agent name; mail tools need one");
+  }
+  return ctx.session.agent;
+}
+
 /** Everything that defines a tool. Schemas may depend on the config (limits). */
 export interface ToolSpec<I extends z.ZodType, O extends z.ZodType> {
   name: string;
@@ -116,8 +128,10 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
       const description = typeof spec.description === "function"
         ? spec.description(config)
         : spec.description;
+      // Some clients reject dots in tool names: bus.send can be served as bus_send.
+      const name = config.toolNames === "underscore" ? spec.name.replaceAll(".", "_") : spec.name;
       const descriptor: McpToolDescriptor = {
-        name: spec.name,
+        name,
         title: spec.title,
         description,
         inputSchema: inputJsonSchema(input),
@@ -125,7 +139,7 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
         annotations: { title: spec.title, ...spec.annotations },
       };
       return {
-        name: spec.name,
+        name,
         descriptor,
         async call(rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult> {
           try {
@@ -136,8 +150,8 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
             const output = await spec.run(parsed.data, ctx);
             return successResult(output);
           } catch (error) {
-            if (ctx.signal.aborted) ctx.log.debug(`${spec.name} cancelled by the client`);
-            return errorResult(error, spec.name, ctx.log);
+            if (ctx.signal.aborted) ctx.log.debug(`${name} cancelled by the client`);
+            return errorResult(error, name, ctx.log);
           }
         },
       };

@@ -1,13 +1,20 @@
 /**
- * Profiles: which tools a server exposes. A profile is a plain list.
+ * Profiles: which tools a server exposes, and what it tells clients in
+ * `initialize`. A profile is a plain list.
  *
  * @module
  */
 
 import type { ToolDefinition } from "./define_tool.ts";
+import { busBroadcastTool } from "./tools/bus_broadcast.ts";
+import { busDrainTool } from "./tools/bus_drain.ts";
+import { busPeersTool } from "./tools/bus_peers.ts";
+import { busSendTool } from "./tools/bus_send.ts";
+import { checkMailTool } from "./tools/check_mail.ts";
 import { cursorResetTool } from "./tools/cursor_reset.ts";
 import { messagesSearchTool } from "./tools/messages_search.ts";
 import { pingTool } from "./tools/ping.ts";
+import { sendToAgentTool } from "./tools/send_to_agent.ts";
 import { syncTool } from "./tools/sync.ts";
 import { topicCloseTool } from "./tools/topic_close.ts";
 import { topicCreateTool } from "./tools/topic_create.ts";
@@ -17,35 +24,56 @@ import { topicPresenceTool } from "./tools/topic_presence.ts";
 import { topicResolveTool } from "./tools/topic_resolve.ts";
 
 /** Names of the profiles. */
-export type ProfileName = "peer";
+export type ProfileName = "peer" | "mailbox" | "peerbus";
 
-/** The Agent Bus v6.3 peer tools, in the seed's order. */
-const PEER_TOOLS: readonly ToolDefinition[] = [
-  pingTool,
-  topicCreateTool,
-  topicListTool,
-  topicResolveTool,
-  topicCloseTool,
-  topicJoinTool,
-  topicPresenceTool,
-  cursorResetTool,
-  messagesSearchTool,
-  syncTool,
-];
+/** A profile's tools and instructions. */
+export interface Profile {
+  tools: readonly ToolDefinition[];
+  instructions: string;
+}
 
-/** Instructions sent to clients in `initialize`, per profile. */
-const PEER_INSTRUCTIONS = `Agent Bus: talk with other coding agents on this machine.
+const PROFILES: Record<ProfileName, Profile> = {
+  // Agent Bus v6.3: topics and sync, in the seed's order.
+  peer: {
+    tools: [
+      pingTool,
+      topicCreateTool,
+      topicListTool,
+      topicResolveTool,
+      topicCloseTool,
+      topicJoinTool,
+      topicPresenceTool,
+      cursorResetTool,
+      messagesSearchTool,
+      syncTool,
+    ],
+    instructions: `Agent Bus: talk with other coding agents on this machine.
 1. topic_create(name=...) (or topic_resolve) to get a topic_id, then topic_join(agent_name=..., topic_id=...). Save the returned reclaim_token and pass it when you join again after a restart.
 2. sync(topic_id=..., outbox=[{content_markdown: "..."}]) sends; sync(topic_id=...) receives new messages from others (it waits up to wait_seconds for one). Loop with small max_items until has_more=false. Use wait_seconds=0 to return at once.
 3. Ask with message_type="question"; answer with message_type="answer" and reply_to=<the question's message_id>. When asked to check for messages, sync and answer any new questions you can.
-4. Message bodies are in structuredContent.received[*].content_markdown (the text shows them too). Set client_message_id to make retries safe. cursor_reset(last_seq=0) replays history. messages_search finds old messages.`;
+4. Message bodies are in structuredContent.received[*].content_markdown (the text shows them too). Set client_message_id to make retries safe. cursor_reset(last_seq=0) replays history. messages_search finds old messages.`,
+  },
+  // Seed 003: one mailbox per agent, the agent named in the URL.
+  mailbox: {
+    tools: [sendToAgentTool, checkMailTool],
+    instructions: `Agent mailboxes: you are the agent named in this endpoint's URL.
+send_to_agent(name, msg, msg_id?) puts a message in another agent's mailbox and returns its id (reuse the id to retry safely). check_mail() takes your oldest unread message, {id, from, content}, or null when there is none: call it in a loop to read everything.`,
+  },
+  // Seed 004: a peer-bus server bound to one name.
+  peerbus: {
+    tools: [busSendTool, busBroadcastTool, busPeersTool, busDrainTool],
+    instructions:
+      `Peer bus: you are one named peer. bus.peers() tells your name and who else is running. bus.send(to, body) and bus.broadcast(body) send any JSON body. bus.drain() returns everything sent to you since the last drain, each message once.`,
+  },
+};
 
-/** The tools and instructions of a profile. */
-export function profile(
-  name: ProfileName,
-): { tools: readonly ToolDefinition[]; instructions: string } {
-  switch (name) {
-    case "peer":
-      return { tools: PEER_TOOLS, instructions: PEER_INSTRUCTIONS };
-  }
+/**
+ * The tools and instructions of a profile.
+ *
+ * @param options `noDrain` leaves `bus.drain` out (for push-driven clients)
+ */
+export function profile(name: ProfileName, options: { noDrain?: boolean } = {}): Profile {
+  const chosen = PROFILES[name];
+  if (!options.noDrain) return chosen;
+  return { ...chosen, tools: chosen.tools.filter((tool) => tool.name !== "bus.drain") };
 }

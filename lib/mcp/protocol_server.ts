@@ -32,6 +32,9 @@ import {
 
 /** An MCP server that answers `initialize` and whatever handlers are set on it. */
 export class ProtocolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {
+  /** Called once the client has sent `notifications/initialized`. */
+  oninitialized?: () => void;
+
   /**
    * @param info the name and version sent to clients
    * @param options capabilities and the instructions string of `initialize`
@@ -53,7 +56,7 @@ export class ProtocolServer extends Protocol<ServerRequest, ServerNotification, 
       };
     };
     this.setRequestHandler(InitializeRequestSchema, initialize);
-    this.setNotificationHandler(InitializedNotificationSchema, () => {});
+    this.setNotificationHandler(InitializedNotificationSchema, () => this.oninitialized?.());
   }
 
   // This server sends no requests to the client and offers no tasks, so

@@ -22,17 +22,28 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Bus } from "../bus/mod.ts";
 import type { SearchEngine } from "../search/mod.ts";
-import { Session } from "../bus/session.ts";
-import { BusError } from "../errors.ts";
 import { PACKAGE_VERSION } from "../version.ts";
-import { type BoundTool, errorResult, type ToolContext } from "./define_tool.ts";
+import { attachMailboxPush, pushCapabilities, type PushMode } from "./mailbox_push.ts";
 import { profile, type ProfileName } from "./profiles.ts";
 import { ProtocolServer } from "./protocol_server.ts";
+import { createToolRunner } from "./tool_runner.ts";
 
 /** Dependencies of {@linkcode createServer}: the process's bus and search engine. */
 export interface ServerDeps {
   bus: Bus;
   search: SearchEngine;
+}
+
+/** Per-connection choices of {@linkcode createServer}. */
+export interface ServerOptions {
+  /** The mail identity of this connection (mailbox and peer-bus profiles). */
+  agent?: string | undefined;
+  /** Overrides `serverInfo.name` (default `agent-bus`). */
+  serverName?: string | undefined;
+  /** Leave `bus.drain` out of the peer-bus tools. */
+  noDrain?: boolean | undefined;
+  /** How a mailbox or peer-bus server announces new mail (default `resources`). */
+  push?: PushMode | undefined;
 }
 
 /** A server and how to shut it down. */
@@ -47,44 +58,33 @@ export interface CreatedServer {
  * @param profileName which tool set to expose
  * @param deps the process's bus
  */
-export function createServer(profileName: ProfileName, deps: ServerDeps): CreatedServer {
-  const { bus, search } = deps;
-  const { tools, instructions } = profile(profileName);
-  const bound = new Map<string, BoundTool>(
-    tools.map((tool) => [tool.name, tool.bind(bus.config)]),
-  );
-  const session = new Session();
+export function createServer(
+  profileName: ProfileName,
+  deps: ServerDeps,
+  options: ServerOptions = {},
+): CreatedServer {
+  const { bus } = deps;
+  const { instructions } = profile(profileName);
+  const push = profileName !== "peer" && options.agent ? options.push ?? "resources" : "none";
+  const runner = createToolRunner(profileName, deps, options);
   const server = new ProtocolServer(
-    { name: "agent-bus", version: PACKAGE_VERSION },
-    { capabilities: { tools: { listChanged: false } }, instructions },
+    { name: options.serverName ?? "agent-bus", version: PACKAGE_VERSION },
+    { capabilities: { tools: { listChanged: false }, ...pushCapabilities(push) }, instructions },
   );
+  const stopPush = options.agent
+    ? attachMailboxPush(server, { bus, agent: options.agent, mode: push })
+    : () => {};
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...bound.values()].map((tool) => tool.descriptor),
+    tools: runner.tools.map((tool) => tool.descriptor),
   }));
 
   const callTool = async (
     request: CallToolRequest,
     extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
   ): Promise<CallToolResult> => {
-    const name = request.params.name;
-    const tool = bound.get(name);
-    if (!tool) {
-      return errorResult(
-        new BusError(
-          "INVALID_ARGUMENT",
-          `Unknown tool "${name}"; available: ${[...bound.keys()].join(", ")}`,
-        ),
-        name,
-        bus.log,
-      );
-    }
     const progressToken = extra._meta?.progressToken;
-    const ctx: ToolContext = {
-      bus,
-      search,
-      session,
-      log: bus.log,
+    return await runner.call(request.params.name, request.params.arguments, {
       signal: extra.signal,
       progress(progress, total, message) {
         if (progressToken === undefined) return;
@@ -93,14 +93,14 @@ export function createServer(profileName: ProfileName, deps: ServerDeps): Create
           params: { progressToken, progress, total, message },
         }).catch((error: unknown) => bus.log.debug("Progress notification failed", { error }));
       },
-    };
-    return await tool.call(request.params.arguments, ctx);
+    });
   };
   server.setRequestHandler(CallToolRequestSchema, callTool);
 
   return {
     server,
     async close() {
+      stopPush();
       await server.close();
     },
   };

@@ -226,6 +226,32 @@ CREATE TRIGGER IF NOT EXISTS bus_chunks_after_message_update AFTER UPDATE OF con
 END;
 `,
   },
+  {
+    version: 4,
+    description: "direct mail: per-agent FIFO mailboxes and the registry of running peers",
+    // Columns of seed 003's mailbox, plus when it was popped, where it came
+    // from (http, peer-bus, cli), and whether content is text or JSON.
+    sql: `
+CREATE TABLE IF NOT EXISTS bus_mailbox (
+  id TEXT PRIMARY KEY,
+  from_agent TEXT NOT NULL,
+  to_agent TEXT NOT NULL,
+  content TEXT NOT NULL,
+  created REAL NOT NULL,
+  done INTEGER NOT NULL DEFAULT 0,
+  processed REAL NULL,
+  source TEXT NOT NULL,
+  format TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bus_mailbox_unread ON bus_mailbox (to_agent, done, created);
+CREATE TABLE IF NOT EXISTS bus_peers (
+  name TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  started_at REAL NOT NULL,
+  expires_at REAL NOT NULL
+);
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

@@ -1,24 +1,27 @@
 /**
  * `serveStdio()`: the stdio MCP server, one per agent process.
  *
- * Opens the store, builds the bus and one MCP server, and serves them on
- * stdin/stdout until the client closes stdin or a signal arrives; then it
- * closes the database (which checkpoints the WAL) and exits.
+ * Opens the store, builds the bus, search engine and one MCP server, and
+ * serves them on stdin/stdout until the client closes stdin or a signal
+ * arrives; then it leaves the peer registry (peer-bus servers), closes the
+ * database (which checkpoints the WAL) and returns.
  *
  * @module
  */
 
+import { PeerRegistration } from "../bus/mail.ts";
 import { createBus } from "../bus/mod.ts";
 import type { ConfigWarning, ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { ProfileName } from "../mcp/profiles.ts";
-import { createServer } from "../mcp/server.ts";
+import { createServer, type ServerOptions } from "../mcp/server.ts";
 import { SearchEngine } from "../search/mod.ts";
 import { openStore } from "../store/mod.ts";
+import { maxMessageBytes } from "./limits.ts";
 import { StdioTransport } from "./stdio_transport.ts";
 
 /** Options of {@linkcode serveStdio}. */
-export interface StdioOptions {
+export interface StdioOptions extends ServerOptions {
   profile: ProfileName;
   config: ResolvedConfig;
   configWarnings: ConfigWarning[];
@@ -37,8 +40,11 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   const bus = createBus({ store, config, log });
   const search = new SearchEngine({ store, config, log });
   search.start();
-  const { server } = createServer(options.profile, { bus, search });
-  const transport = new StdioTransport({ maxLineBytes: maxLineBytes(config) });
+  const registration = options.profile === "peerbus" && options.agent
+    ? new PeerRegistration(bus, options.agent, config.peerLeaseSeconds)
+    : undefined;
+  const created = createServer(options.profile, { bus, search }, options);
+  const transport = new StdioTransport({ maxLineBytes: maxMessageBytes(config) });
 
   const { promise: closed, resolve } = Promise.withResolvers<void>();
   let stopping = false;
@@ -46,7 +52,8 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     bus.changes.close();
-    await server.close().catch(() => {});
+    await created.close().catch(() => {});
+    await registration?.stop();
     await search.close();
     store.close();
     resolve();
@@ -56,7 +63,10 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
   for (const signal of signals) Deno.addSignalListener(signal, onSignal);
 
-  await server.connect(transport);
+  await registration?.start().catch((error) =>
+    log.warn("Could not register in the peer registry", { error: String(error) })
+  );
+  await created.server.connect(transport);
   log.info("agent-bus stdio server ready", { db: config.dbPath, profile: options.profile });
   if (Deno.stdin.isTerminal()) {
     // A person ran this by hand: say what it is instead of sitting there silently.
@@ -67,12 +77,4 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   }
   await closed;
   for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
-}
-
-/**
- * The longest request line worth reading: a full outbox of maximal
- * messages, each character JSON-escaped to six bytes, plus room for the rest.
- */
-function maxLineBytes(config: ResolvedConfig): number {
-  return Math.max(16 << 20, config.maxOutbox * config.maxMessageChars * 6 + (1 << 20));
 }

@@ -1,12 +1,14 @@
 /**
- * A bounded MCP stdio transport (newline-delimited JSON-RPC).
+ * A bounded MCP stdio transport.
  *
  * The SDK's `StdioServerTransport` closes the whole connection when one line
  * exceeds its buffer, and never notices that stdin ended, so a server whose
  * client died could linger for as long as a `sync` waits. This transport:
  *
- * - drops an oversized line, answering its request (when an id can be read
- *   from the line's start) with a JSON-RPC error, and keeps serving;
+ * - reads newline-delimited JSON and LSP-style `Content-Length:` framing
+ *   (see `frame_reader.ts`) and writes newline-delimited JSON;
+ * - drops an oversized message, answering its request (when an id can be
+ *   read from the message's start) with a JSON-RPC error, and keeps serving;
  * - answers a line that is not JSON with a JSON-RPC parse error;
  * - reports end of input through `onclose`, so the process can exit.
  *
@@ -18,16 +20,15 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { FrameReader } from "./frame_reader.ts";
 
 /** Options of {@linkcode StdioTransport}. */
 export interface StdioTransportOptions {
   stdin?: ReadableStream<Uint8Array>;
   stdout?: WritableStream<Uint8Array>;
-  /** Longest accepted line in bytes. */
+  /** Longest accepted message in bytes. */
   maxLineBytes: number;
 }
-
-const NEWLINE = 0x0a;
 
 /** JSON-RPC over stdin/stdout, one message per line. */
 export class StdioTransport implements Transport {
@@ -72,40 +73,13 @@ export class StdioTransport implements Transport {
 
   async #readLoop(): Promise<void> {
     const reader = this.#reader!;
-    let parts: Uint8Array[] = [];
-    let size = 0;
-    let dropping: Uint8Array | undefined; // head of an oversized line being skipped
+    const frames = new FrameReader(this.#maxLineBytes);
     for (;;) {
       const { value, done } = await reader.read();
       if (done || this.#closed) return;
-      let chunk = value;
-      for (;;) {
-        const cut = chunk.indexOf(NEWLINE);
-        const piece = cut === -1 ? chunk : chunk.subarray(0, cut);
-        if (dropping) {
-          if (cut !== -1) {
-            this.#reject(dropping);
-            dropping = undefined;
-          }
-        } else if (size + piece.length > this.#maxLineBytes) {
-          dropping = concat([...parts, piece]).subarray(0, 256);
-          parts = [];
-          size = 0;
-          if (cut !== -1) {
-            this.#reject(dropping);
-            dropping = undefined;
-          }
-        } else {
-          parts.push(piece);
-          size += piece.length;
-          if (cut !== -1) {
-            this.#handleLine(concat(parts));
-            parts = [];
-            size = 0;
-          }
-        }
-        if (cut === -1) break;
-        chunk = chunk.subarray(cut + 1);
+      for (const frame of frames.push(value)) {
+        if (frame.kind === "message") this.#handleLine(frame.bytes);
+        else this.#reject(frame.head);
       }
     }
   }
@@ -152,18 +126,6 @@ function idOf(json: unknown): string | number | null {
   if (json === null || typeof json !== "object") return null;
   const id = (json as { id?: unknown }).id;
   return typeof id === "string" || typeof id === "number" ? id : null;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const total = parts.reduce((sum, part) => sum + part.length, 0);
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }
 
 function asError(error: unknown): Error {

@@ -10,6 +10,7 @@ export const CLIENT_PACKAGES = {
   inspector: "@modelcontextprotocol/inspector@0.15.0",
   claude: "@anthropic-ai/claude-code@2.1.197",
   gemini: "@google/gemini-cli@0.61.0",
+  conformance: "@modelcontextprotocol/conformance@0.1.16",
 } as const;
 
 /** Where the clients live, and why they are missing if they are. */

@@ -30,6 +30,8 @@ export interface PeerOptions {
   args?: string[];
   /** Run this program instead of `deno run main.ts` (a compiled binary). */
   command?: string;
+  /** Called before connecting, to set handlers for notifications sent during the handshake. */
+  onClient?: (client: Client) => void;
 }
 
 /** A running server process with a connected client. */
@@ -70,7 +72,7 @@ export interface ToolFailure {
 }
 
 /** Environment a child needs from ours (the Deno cache, so it starts offline). */
-function inheritedEnv(): Record<string, string> {
+export function inheritedEnv(): Record<string, string> {
   const env: Record<string, string> = { NO_COLOR: "1" };
   for (const key of ["DENO_DIR", "HOME", "PATH", "XDG_CACHE_HOME"]) {
     const value = Deno.env.get(key);
@@ -115,6 +117,7 @@ export async function startPeer(options: PeerOptions): Promise<Peer> {
     stderr += decoder.decode(chunk);
   });
   const client = new Client({ name: "agent-bus-tests", version: "0.0.0" });
+  options.onClient?.(client);
   try {
     await client.connect(transport);
   } catch (error) {
@@ -143,11 +146,7 @@ export async function startPeer(options: PeerOptions): Promise<Peer> {
     pid,
     call,
     async ok(name, args) {
-      const result = await call(name, args);
-      if (result.isError) {
-        throw new Error(`${name} failed: ${textOf(result)}\n--- stderr ---\n${stderr}`);
-      }
-      return result.structuredContent as Record<string, unknown>;
+      return okContent(name, await call(name, args), stderr);
     },
     async fail(name, args) {
       const result = await call(name, args);
@@ -169,6 +168,18 @@ export async function startPeer(options: PeerOptions): Promise<Peer> {
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** The structuredContent of a successful result; throws (with the server's stderr) on an error. */
+export function okContent(
+  name: string,
+  result: CallToolResult,
+  stderr = "",
+): Record<string, unknown> {
+  if (result.isError) {
+    throw new Error(`${name} failed: ${textOf(result)}\n--- stderr ---\n${stderr}`);
+  }
+  return result.structuredContent as Record<string, unknown>;
 }
 
 /** The text content of a result. */

@@ -1,12 +1,14 @@
 /**
- * Our stdio server as real MCP clients see it: the MCP Inspector CLI lists
- * and calls tools, and the health checks of Claude Code and Gemini CLI
- * connect to it as configured by their own `mcp add` commands (the ones the
- * README shows).
+ * Our servers as real MCP clients see them: the MCP Inspector CLI lists
+ * and calls tools, the health checks of Claude Code and Gemini CLI connect
+ * as configured by their own `mcp add` commands (the ones the README
+ * shows), over stdio and over HTTP, and the official conformance suite
+ * runs the scenarios that apply to any server against both HTTP routes.
  */
 
 import assert from "node:assert/strict";
 import { installClients } from "../_helpers/clients.ts";
+import { startHttpServer } from "../_helpers/http.ts";
 import { serverCommand } from "../_helpers/peer.ts";
 import { run } from "../_helpers/run.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -20,73 +22,55 @@ async function denoCacheDir(): Promise<string> {
   return (JSON.parse(info.stdout) as { denoDir: string }).denoDir;
 }
 
+/** Configure servers with a client's own `mcp add` commands, then return what `mcp list` prints. */
+async function addThenList(
+  bin: string,
+  adds: string[][],
+  env: Record<string, string>,
+): Promise<string> {
+  for (const args of adds) {
+    const added = await run(bin, ["mcp", "add", ...args], env);
+    assert.equal(added.code, 0, added.stderr);
+  }
+  const list = await run(bin, ["mcp", "list"], env);
+  return list.stdout + list.stderr;
+}
+
 Deno.test({
-  name: `MCP Inspector CLI lists the tools and calls one${skip}`,
+  name: `Claude Code connects to the peer server, a peer-bus server and an HTTP mailbox${skip}`,
   ignore: !!clients.unavailable,
   async fn() {
     await using tmp = await tmpDir();
     const dbPath = `${tmp.path}/bus.sqlite`;
-    const inspect = (...method: string[]) =>
-      run(clients.bin("mcp-inspector"), [
-        "--cli",
-        "-e",
-        `AGENT_BUS_DB=${dbPath}`,
+    await using http = await startHttpServer({ dbPath });
+    const env: Record<string, string> = { HOME: tmp.path, PATH: Deno.env.get("PATH") ?? "" };
+    const serverEnv = ["-e", `AGENT_BUS_DB=${dbPath}`, "-e", `DENO_DIR=${await denoCacheDir()}`];
+    const listed = await addThenList(clients.bin("claude"), [
+      ["agent-bus", "-s", "user", ...serverEnv, "--", ...serverCommand(dbPath)],
+      [
+        "bus",
+        "-s",
+        "user",
+        ...serverEnv,
         "--",
         ...serverCommand(dbPath),
-        ...method,
-      ]);
-    const list = await inspect("--method", "tools/list");
-    assert.equal(list.code, 0, list.stderr);
-    const tools = (JSON.parse(list.stdout) as { tools: { name: string }[] }).tools;
-    assert.equal(tools.length, 10);
-    const call = await inspect(
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "topic_create",
-      "--tool-arg",
-      "name=from-inspector",
-    );
-    assert.equal(call.code, 0, call.stderr);
-    const result = JSON.parse(call.stdout) as { structuredContent: { name: string } };
-    assert.equal(result.structuredContent.name, "from-inspector");
-  },
-});
-
-Deno.test({
-  name: `Claude Code connects to the server from its user config${skip}`,
-  ignore: !!clients.unavailable,
-  async fn() {
-    await using tmp = await tmpDir();
-    const dbPath = `${tmp.path}/bus.sqlite`;
-    const env: Record<string, string> = { HOME: tmp.path, PATH: Deno.env.get("PATH") ?? "" };
-    const denoDir = await denoCacheDir();
-    const claude = clients.bin("claude");
-    const add = await run(claude, [
-      "mcp",
-      "add",
-      "agent-bus",
-      "-s",
-      "user",
-      "-e",
-      `AGENT_BUS_DB=${dbPath}`,
-      "-e",
-      `DENO_DIR=${denoDir}`,
-      "--",
-      ...serverCommand(dbPath),
+        ...["--profile", "peerbus", "--agent", "claude", "--push", "claude-channel"],
+      ],
+      ["--transport", "http", "-s", "user", "mailbox", `${http.url}/agents/claude/mcp/`],
     ], env);
-    assert.equal(add.code, 0, add.stderr);
-    const list = await run(claude, ["mcp", "list"], env);
-    assert.match(list.stdout, /agent-bus: .*✔ Connected/, list.stdout + list.stderr);
+    assert.match(listed, /agent-bus: .*✔ Connected/, listed);
+    assert.match(listed, /bus: .*✔ Connected/, listed);
+    assert.match(listed, /mailbox: .*\(HTTP\) - ✔ Connected/, listed);
   },
 });
 
 Deno.test({
-  name: `Gemini CLI connects to the server from its user settings${skip}`,
+  name: `Gemini CLI connects to the peer server and to an HTTP mailbox${skip}`,
   ignore: !!clients.unavailable,
   async fn() {
     await using tmp = await tmpDir();
     const dbPath = `${tmp.path}/bus.sqlite`;
+    await using http = await startHttpServer({ dbPath });
     const env: Record<string, string> = {
       HOME: tmp.path,
       PATH: Deno.env.get("PATH") ?? "",
@@ -94,17 +78,79 @@ Deno.test({
       DENO_DIR: await denoCacheDir(),
       AGENT_BUS_DB: dbPath,
     };
-    const gemini = clients.bin("gemini");
-    const add = await run(gemini, [
-      "mcp",
-      "add",
-      "-s",
-      "user",
-      "agent-bus",
-      ...serverCommand(dbPath),
+    const listed = await addThenList(clients.bin("gemini"), [
+      ["-s", "user", "agent-bus", ...serverCommand(dbPath)],
+      ["-s", "user", "--transport", "http", "mailbox", `${http.url}/agents/gemini/mcp/`],
     ], env);
-    assert.equal(add.code, 0, add.stderr);
-    const list = await run(gemini, ["mcp", "list"], env);
-    assert.match(list.stdout + list.stderr, /✓ agent-bus: .*Connected/, list.stdout + list.stderr);
+    assert.match(listed, /✓ agent-bus: .*Connected/, listed);
+    assert.match(listed, /✓ mailbox: .*Connected/, listed);
+  },
+});
+
+Deno.test({
+  name: `MCP Inspector CLI lists and calls the peer tools over stdio and over HTTP${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    await using http = await startHttpServer({ dbPath });
+    const targets = {
+      stdio: ["-e", `AGENT_BUS_DB=${dbPath}`, "--", ...serverCommand(dbPath)],
+      // Inspector 0.15 always talks to the path /mcp, so it checks the peer route.
+      http: [`${http.url}/mcp`, "--transport", "http"],
+    };
+    for (const [name, target] of Object.entries(targets)) {
+      const inspect = (...method: string[]) =>
+        run(clients.bin("mcp-inspector"), ["--cli", ...target, ...method]);
+      const list = await inspect("--method", "tools/list");
+      assert.equal(list.code, 0, list.stderr);
+      assert.equal((JSON.parse(list.stdout) as { tools: unknown[] }).tools.length, 10, name);
+      const call = await inspect(
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "topic_create",
+        "--tool-arg",
+        `name=via-${name}`,
+      );
+      assert.equal(call.code, 0, call.stderr);
+      const result = JSON.parse(call.stdout) as { structuredContent: { name: string } };
+      assert.equal(result.structuredContent.name, `via-${name}`);
+    }
+  },
+});
+
+/** The conformance scenarios that apply to any server (the others expect fixture tools). */
+const CONFORMANCE_SCENARIOS = [
+  "server-initialize",
+  "ping",
+  "tools-list",
+  "server-sse-multiple-streams",
+  "dns-rebinding-protection",
+];
+
+Deno.test({
+  name: `the MCP conformance suite passes on /mcp and on a mailbox route${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    await using http = await startHttpServer({ dbPath: `${tmp.path}/bus.sqlite` });
+    const suite = `${clients.dir}/node_modules/@modelcontextprotocol/conformance/dist/index.js`;
+    for (const path of ["/mcp", "/agents/conformance/mcp/"]) {
+      for (const scenario of CONFORMANCE_SCENARIOS) {
+        const result = await run(Deno.execPath(), [
+          "run",
+          "--allow-all",
+          suite,
+          "server",
+          "--url",
+          `${http.url}${path}`,
+          "--scenario",
+          scenario,
+        ], { PATH: Deno.env.get("PATH") ?? "", HOME: tmp.path, DENO_DIR: await denoCacheDir() });
+        assert.equal(result.code, 0, `${scenario} on ${path}:\n${result.stdout}\n${result.stderr}`);
+        assert.match(result.stdout + result.stderr, / 0 failed/, `${scenario} on ${path}`);
+      }
+    }
   },
 });

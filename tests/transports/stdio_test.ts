@@ -4,77 +4,14 @@
  */
 
 import assert from "node:assert/strict";
-import { serverCommand, until } from "../_helpers/peer.ts";
+import { INIT_PARAMS, rawServer } from "../_helpers/raw.ts";
+import { until } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
-
-/** A server process with line-level access to its stdin and stdout. */
-function rawServer(dbPath: string, env: Record<string, string> = {}) {
-  const [command, ...args] = serverCommand(dbPath);
-  const child = new Deno.Command(command!, {
-    args,
-    env: { AGENT_BUS_DB: dbPath, NO_COLOR: "1", ...env },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  let stderr = "";
-  const stderrDone = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (chunk) => void (stderr += chunk) }),
-  ).catch(() => {});
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
-  const encoder = new TextEncoder();
-  return {
-    child,
-    stderr: () => stderr,
-    async send(text: string) {
-      await writer.write(encoder.encode(text));
-    },
-    async request(id: number, method: string, params: unknown = {}) {
-      await writer.write(
-        encoder.encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n"),
-      );
-    },
-    async next(): Promise<Record<string, unknown>> {
-      for (;;) {
-        const cut = buffered.indexOf("\n");
-        if (cut !== -1) {
-          const line = buffered.slice(0, cut);
-          buffered = buffered.slice(cut + 1);
-          return JSON.parse(line);
-        }
-        const { value, done } = await lines.read();
-        if (done) throw new Error("stdout closed");
-        buffered += value;
-      }
-    },
-    async closeStdin() {
-      await writer.close();
-    },
-    async [Symbol.asyncDispose]() {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already exited
-      }
-      await child.status;
-      await lines.cancel().catch(() => {});
-      await stderrDone;
-    },
-  };
-}
-
-const INIT = {
-  protocolVersion: "2025-06-18",
-  capabilities: {},
-  clientInfo: { name: "raw", version: "0" },
-};
 
 Deno.test("stdio server answers bad lines with JSON-RPC errors and keeps serving", async () => {
   await using tmp = await tmpDir();
   await using server = rawServer(`${tmp.path}/bus.sqlite`);
-  await server.request(1, "initialize", INIT);
+  await server.request(1, "initialize", INIT_PARAMS);
   assert.equal((await server.next()).id, 1);
   await server.send('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
 
@@ -102,7 +39,7 @@ Deno.test("stdio server drops an oversized line, answers its id, and keeps servi
     AGENT_BUS_MAX_OUTBOX: "1",
     AGENT_BUS_MAX_MESSAGE_CHARS: "10",
   });
-  await server.request(1, "initialize", INIT);
+  await server.request(1, "initialize", INIT_PARAMS);
   await server.next();
   const huge = "y".repeat(20 * 1024 * 1024);
   await server.send(
@@ -119,7 +56,7 @@ Deno.test("stdio server drops an oversized line, answers its id, and keeps servi
 Deno.test("stdio server exits when its client closes stdin, even during a waiting sync", async () => {
   await using tmp = await tmpDir();
   await using server = rawServer(`${tmp.path}/bus.sqlite`, { AGENT_BUS_LOG_LEVEL: "debug" });
-  await server.request(1, "initialize", INIT);
+  await server.request(1, "initialize", INIT_PARAMS);
   await server.next();
   const call = (id: number, name: string, args: Record<string, unknown>) =>
     server.request(id, "tools/call", { name, arguments: args });

@@ -1,0 +1,295 @@
+/**
+ * Direct mail between agents (seeds 003 and 004, one shared mailbox).
+ *
+ * An agent's mailbox is FIFO. Sending is idempotent by message id (a retry
+ * with the same id from the same sender is a no-op), and a recipient's
+ * mailbox holds at most `AGENT_BUS_MAX_MAILBOX_DEPTH` unread messages:
+ * beyond that a send fails with `MAILBOX_FULL` and stores nothing. Popping
+ * marks and returns in one statement inside `BEGIN IMMEDIATE`, so across
+ * any number of processes each message is delivered exactly once.
+ *
+ * Mail sent over HTTP carries text; mail sent by peer-bus servers carries
+ * a JSON body, kept verbatim. Either side reads both: text arrives at a
+ * peer-bus server as a JSON string, JSON arrives over HTTP as its text.
+ *
+ * Running peer-bus servers register their name with a lease
+ * ({@linkcode PeerRegistration}); a broadcast reaches every registered peer
+ * but the sender, and a peer that dies drops out when its lease lapses.
+ *
+ * @module
+ */
+
+import { BusError, invalidArgument } from "../errors.ts";
+import {
+  getMail,
+  hasUnread,
+  insertMail,
+  livePeers,
+  type MailRow,
+  peekMail,
+  popMail,
+  registerPeer,
+  unreadCount,
+  unregisterPeer,
+} from "../store/mail.ts";
+import { type Bus, write } from "./mod.ts";
+import { cleanName } from "./validate.ts";
+
+/** Longest mail agent name. */
+export const MAX_MAIL_AGENT_CHARS = 64;
+/** Longest caller-chosen message id. */
+export const MAX_MAIL_ID_CHARS = 128;
+/** Most messages one drain returns. */
+export const MAX_DRAIN = 1000;
+
+const URL_SAFE = /^[A-Za-z0-9._~-]+$/;
+
+/** Where a message was sent from. */
+export type MailSource = "http" | "peer-bus" | "cli";
+
+/** A message as stored, in the shape both sides share. */
+export interface Mail {
+  id: string;
+  from: string;
+  to: string;
+  /** Text, or the JSON text of a JSON body. */
+  content: string;
+  format: "text" | "json";
+  source: string;
+  created: number;
+}
+
+/**
+ * An agent name fit for a URL path segment: non-empty, at most 64
+ * characters of letters, digits, `.`, `_`, `~` and `-`.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT`
+ */
+export function cleanMailAgent(name: string, field: string): string {
+  const trimmed = cleanName(name, field, MAX_MAIL_AGENT_CHARS);
+  if (!URL_SAFE.test(trimmed)) {
+    throw invalidArgument(
+      `${field} "${trimmed}" may only contain letters, digits, ".", "_", "~" and "-"`,
+    );
+  }
+  return trimmed;
+}
+
+/**
+ * Send one message. A retry with the same `id` from the same sender stores
+ * nothing and returns the id again.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT`, `MAILBOX_FULL`
+ */
+export async function sendMail(
+  bus: Bus,
+  mail: {
+    from: string;
+    to: string;
+    content: string;
+    format: "text" | "json";
+    source: MailSource;
+    id?: string | undefined;
+  },
+): Promise<{ id: string; duplicate: boolean }> {
+  const from = cleanMailAgent(mail.from, "from");
+  const to = cleanMailAgent(mail.to, "name");
+  checkContent(bus, mail.content);
+  const id = mail.id === undefined
+    ? crypto.randomUUID()
+    : cleanName(mail.id, "msg_id", MAX_MAIL_ID_CHARS);
+  return await write(bus, () => {
+    const existing = getMail(bus.store, id);
+    if (existing) {
+      if (existing.from_agent !== from) {
+        throw invalidArgument(
+          `msg_id "${id}" is already used by another sender; choose another id`,
+        );
+      }
+      return { id, duplicate: true };
+    }
+    ensureRoom(bus, to);
+    insertMail(bus.store, {
+      id,
+      from_agent: from,
+      to_agent: to,
+      content: mail.content,
+      created: bus.now(),
+      source: mail.source,
+      format: mail.format,
+    });
+    return { id, duplicate: false };
+  });
+}
+
+/**
+ * Send one message to every registered peer but the sender (no backfill
+ * for peers that register later). All or nothing.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT`, `MAILBOX_FULL`
+ */
+export async function broadcastMail(
+  bus: Bus,
+  mail: { from: string; content: string; format: "text" | "json"; source: MailSource },
+): Promise<{ ids: string[]; recipients: string[] }> {
+  const from = cleanMailAgent(mail.from, "from");
+  checkContent(bus, mail.content);
+  return await write(bus, () => {
+    const now = bus.now();
+    const recipients = livePeers(bus.store, now).filter((name) => name !== from);
+    const ids: string[] = [];
+    for (const to of recipients) {
+      ensureRoom(bus, to);
+      const id = crypto.randomUUID();
+      insertMail(bus.store, {
+        id,
+        from_agent: from,
+        to_agent: to,
+        content: mail.content,
+        created: now,
+        source: mail.source,
+        format: mail.format,
+      });
+      ids.push(id);
+    }
+    return { ids, recipients };
+  });
+}
+
+/**
+ * Pop the oldest unread message of `agent` (null when the mailbox is empty).
+ * An empty mailbox is answered from a read, without taking the write lock,
+ * so agents that poll cost the others nothing.
+ */
+export async function popOne(bus: Bus, agent: string): Promise<Mail | null> {
+  const name = cleanMailAgent(agent, "agent");
+  if (!bus.store.read(() => hasUnread(bus.store, name))) return null;
+  const [row] = await write(bus, () => popMail(bus.store, name, 1, bus.now()));
+  return row ? toMail(row) : null;
+}
+
+/** Pop every unread message of `agent` (at most 1000), oldest first. */
+export async function drainMail(
+  bus: Bus,
+  agent: string,
+): Promise<{ messages: Mail[]; hasMore: boolean }> {
+  const name = cleanMailAgent(agent, "agent");
+  return await write(bus, () => {
+    const rows = popMail(bus.store, name, MAX_DRAIN, bus.now());
+    return { messages: rows.map(toMail), hasMore: hasUnread(bus.store, name) };
+  });
+}
+
+/** The oldest unread messages of `agent`, left unread. */
+export function peekMailbox(
+  bus: Bus,
+  agent: string,
+  limit: number,
+): { messages: Mail[]; unread: number } {
+  return bus.store.read(() => ({
+    messages: peekMail(bus.store, agent, limit).map(toMail),
+    unread: unreadCount(bus.store, agent),
+  }));
+}
+
+/** How many unread messages wait for `agent`. */
+export function unreadMail(bus: Bus, agent: string): number {
+  return bus.store.read(() => unreadCount(bus.store, agent));
+}
+
+/** This peer's name and the other peers registered now. */
+export function peersOf(bus: Bus, self: string): { self: string; peers: string[] } {
+  const peers = bus.store.read(() => livePeers(bus.store, bus.now())).filter((n) => n !== self);
+  return { self, peers };
+}
+
+/** The body of a message as a peer-bus client sees it: JSON as is, text as a JSON string. */
+export function bodyOf(mail: Mail): unknown {
+  return mail.format === "json" ? JSON.parse(mail.content) : mail.content;
+}
+
+/** The JSON text of {@linkcode bodyOf}, stored bytes unchanged for JSON bodies. */
+export function bodyJson(mail: Mail): string {
+  return mail.format === "json" ? mail.content : JSON.stringify(mail.content);
+}
+
+/**
+ * A running peer's entry in the registry: registered at start, refreshed a
+ * third of the way into each lease (so an idle peer writes once every
+ * `leaseSeconds / 3`), removed at a clean stop, and left to lapse if the
+ * process dies.
+ */
+export class PeerRegistration {
+  readonly name: string;
+  readonly #bus: Bus;
+  readonly #leaseSeconds: number;
+  readonly #holder = `${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(bus: Bus, name: string, leaseSeconds: number) {
+    this.#bus = bus;
+    this.name = cleanMailAgent(name, "agent");
+    this.#leaseSeconds = leaseSeconds;
+  }
+
+  /** Register now and keep the registration fresh. */
+  async start(): Promise<void> {
+    await this.#refresh();
+    this.#timer = setInterval(() => {
+      this.#refresh().catch((error) =>
+        this.#bus.log.warn("Could not refresh the peer registration", { error: String(error) })
+      );
+    }, this.#leaseSeconds * 1000 / 3);
+    Deno.unrefTimer(this.#timer);
+  }
+
+  /** Leave the registry. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    try {
+      await write(this.#bus, () => unregisterPeer(this.#bus.store, this.name, this.#holder));
+    } catch {
+      // The database is gone: the registration lapses by itself.
+    }
+  }
+
+  async #refresh(): Promise<void> {
+    const now = this.#bus.now();
+    await write(this.#bus, () =>
+      registerPeer(this.#bus.store, {
+        name: this.name,
+        holder: this.#holder,
+        now,
+        expiresAt: now + this.#leaseSeconds,
+      }));
+  }
+}
+
+function checkContent(bus: Bus, content: string): void {
+  if (content.length > bus.config.maxMessageChars) {
+    throw invalidArgument(`msg exceeds max length (${bus.config.maxMessageChars})`);
+  }
+}
+
+function ensureRoom(bus: Bus, to: string): void {
+  const unread = unreadCount(bus.store, to);
+  if (unread >= bus.config.maxMailboxDepth) {
+    throw new BusError(
+      "MAILBOX_FULL",
+      `The mailbox of "${to}" is full (${unread} unread messages); nothing was sent. Try again once ${to} has read some`,
+      { context: { to, unread, max: bus.config.maxMailboxDepth } },
+    );
+  }
+}
+
+function toMail(row: MailRow): Mail {
+  return {
+    id: row.id,
+    from: row.from_agent,
+    to: row.to_agent,
+    content: row.content,
+    format: row.format,
+    source: row.source,
+    created: row.created,
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * Telling a peer-bus client that mail arrived, the moment it does.
+ *
+ * Two ways, chosen per server:
+ * - `resources` (default): the mailbox is the resource `mailbox://NAME`;
+ *   a client that subscribes to it gets `notifications/resources/updated`
+ *   when new mail arrives, and can `resources/read` it (unread messages,
+ *   left unread) or call `bus.drain`.
+ * - `claude-channel`: Claude Code's channel protocol (experimental
+ *   capability `claude/channel`). New mail is taken from the mailbox and
+ *   pushed as `notifications/claude/channel` with the body as `content`
+ *   (a string body as is, any other as its JSON text)
+ *   and `from`, `id`, `source` as `meta`, so it lands in the running
+ *   session without a tool call. Pushed mail counts as delivered. Claude
+ *   Code drops notifications sent before it has finished initializing, so
+ *   nothing is pushed before `notifications/initialized`.
+ *
+ * Either way the watch waits on the process's change feed: no polling that
+ * writes, and a wake-up within milliseconds of the sender's commit.
+ *
+ * @module
+ */
+
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  ListResourcesRequestSchema,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { bodyJson, bodyOf, drainMail, peekMailbox, unreadMail } from "../bus/mail.ts";
+import type { Bus } from "../bus/mod.ts";
+import type { ProtocolServer } from "./protocol_server.ts";
+
+/** How a peer-bus server announces new mail. */
+export type PushMode = "resources" | "claude-channel" | "none";
+
+/** The capabilities a push mode adds to `initialize`. */
+export function pushCapabilities(mode: PushMode): Record<string, unknown> {
+  if (mode === "resources") return { resources: { subscribe: true, listChanged: false } };
+  if (mode === "claude-channel") return { experimental: { "claude/channel": {} } };
+  return {};
+}
+
+/**
+ * Wire the push mode into `server` for `agent`.
+ *
+ * @returns a function that stops the watch
+ */
+export function attachMailboxPush(
+  server: ProtocolServer,
+  options: { bus: Bus; agent: string; mode: PushMode },
+): () => void {
+  const { bus, agent, mode } = options;
+  if (mode === "none") return () => {};
+  const uri = `mailbox://${agent}`;
+  const controller = new AbortController();
+  let subscribed = false;
+  let initialized = false;
+
+  if (mode === "resources") {
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({
+      resources: [{
+        uri,
+        name: `${agent} mailbox`,
+        description: `Unread messages for ${agent}; subscribe to hear about new ones`,
+        mimeType: "application/json",
+      }],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+      if (request.params.uri !== uri) throw new Error(`Unknown resource ${request.params.uri}`);
+      const { messages, unread } = peekMailbox(bus, agent, 100);
+      const listed = messages.map((m) =>
+        `{"id":${JSON.stringify(m.id)},"from":${JSON.stringify(m.from)},"source":${
+          JSON.stringify(m.source)
+        },"body":${bodyJson(m)}}`
+      );
+      return {
+        contents: [{
+          uri,
+          mimeType: "application/json",
+          text: `{"unread":${unread},"messages":[${listed.join(",")}]}`,
+        }],
+      };
+    });
+    server.setRequestHandler(SubscribeRequestSchema, (request) => {
+      if (request.params.uri === uri) {
+        subscribed = true;
+        watch();
+      }
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+      if (request.params.uri === uri) subscribed = false;
+      return {};
+    });
+  }
+  const previous = server.oninitialized;
+  server.oninitialized = () => {
+    previous?.();
+    initialized = true;
+    if (mode === "claude-channel") watch();
+  };
+
+  const announce = async (unread: number): Promise<void> => {
+    if (mode === "resources") {
+      if (subscribed) {
+        await server.notification({ method: "notifications/resources/updated", params: { uri } });
+      }
+      return;
+    }
+    if (!initialized || unread === 0) return;
+    const { messages } = await drainMail(bus, agent);
+    for (const m of messages) {
+      const body = bodyOf(m);
+      await server.notification({
+        method: "notifications/claude/channel",
+        params: {
+          content: typeof body === "string" ? body : bodyJson(m),
+          meta: { from: m.from, id: m.id, source: m.source },
+        },
+      } as never);
+    }
+  };
+
+  // Started by the first subscription (or, for channels, by initialization); runs until stopped.
+  let watching = false;
+  const watch = (): void => {
+    if (watching) return;
+    watching = true;
+    (async () => {
+      let last = mode === "resources" ? unreadMail(bus, agent) : 0;
+      while (!controller.signal.aborted) {
+        const mark = bus.changes.mark();
+        const unread = unreadMail(bus, agent);
+        if (unread > last || (mode === "claude-channel" && unread > 0)) {
+          await announce(unread).catch((error) =>
+            bus.log.warn("Could not announce new mail", { error: String(error) })
+          );
+        }
+        last = mode === "claude-channel" ? 0 : unread;
+        await bus.changes.wait(mark, { timeoutMs: 60_000, signal: controller.signal }).catch(
+          () => {},
+        );
+      }
+    })().catch((error) => bus.log.warn("The mailbox watch stopped", { error: String(error) }));
+  };
+  return () => controller.abort();
+}

@@ -1,0 +1,73 @@
+/**
+ * The tools of one connection, bound to its session: what both the MCP
+ * `tools/call` handler and the HTTP shorthand (`{"tool", "args"}`) call.
+ *
+ * @module
+ */
+
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Bus } from "../bus/mod.ts";
+import { Session } from "../bus/session.ts";
+import { BusError } from "../errors.ts";
+import type { SearchEngine } from "../search/mod.ts";
+import { type BoundTool, errorResult, type ToolContext } from "./define_tool.ts";
+import { profile, type ProfileName } from "./profiles.ts";
+
+/** How one call is run. */
+export interface CallOptions {
+  /** Aborted when the client cancels. */
+  signal: AbortSignal;
+  /** Sends a progress notification, when the client asked for them. */
+  progress?: ToolContext["progress"];
+}
+
+/** A connection's tools. */
+export interface ToolRunner {
+  tools: BoundTool[];
+  session: Session;
+  call(name: string, args: unknown, options: CallOptions): Promise<CallToolResult>;
+}
+
+/**
+ * Bind a profile's tools to a new session.
+ *
+ * @param options `agent` is the session's mail identity; `noDrain` hides `bus.drain`
+ */
+export function createToolRunner(
+  profileName: ProfileName,
+  deps: { bus: Bus; search: SearchEngine },
+  options: { agent?: string | undefined; noDrain?: boolean | undefined } = {},
+): ToolRunner {
+  const { bus, search } = deps;
+  const tools = profile(profileName, { noDrain: options.noDrain }).tools.map((t) =>
+    t.bind(bus.config)
+  );
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const session = new Session({ agent: options.agent });
+  return {
+    tools,
+    session,
+    async call(name, args, call) {
+      const tool = byName.get(name);
+      if (!tool) {
+        return errorResult(
+          new BusError(
+            "INVALID_ARGUMENT",
+            `Unknown tool "${name}"; available: ${[...byName.keys()].join(", ")}`,
+          ),
+          name,
+          bus.log,
+        );
+      }
+      return await tool.call(args, {
+        bus,
+        search,
+        session,
+        log: bus.log,
+        signal: call.signal,
+        progress: call.progress ?? (() => {}),
+      });
+    },
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * SQL for direct mail (`bus_mailbox`) and the registry of running peers
+ * (`bus_peers`).
+ *
+ * A pop is one `UPDATE … RETURNING` inside the caller's `BEGIN IMMEDIATE`:
+ * the oldest unread row is marked done and returned in the same statement,
+ * so two processes can never pop the same message, and a message is never
+ * marked done without being returned.
+ *
+ * @module
+ */
+
+import type { Store } from "./mod.ts";
+
+/** A row of `bus_mailbox`. */
+export interface MailRow {
+  id: string;
+  from_agent: string;
+  to_agent: string;
+  content: string;
+  created: number;
+  done: number;
+  processed: number | null;
+  /** Where it was sent from: `http`, `peer-bus` or `cli`. */
+  source: string;
+  /** `text` (a string) or `json` (a JSON document, kept verbatim). */
+  format: "text" | "json";
+}
+
+/** Store a message (the caller checked that the id is free). */
+export function insertMail(store: Store, row: Omit<MailRow, "done" | "processed">): void {
+  store.stmt(
+    `INSERT INTO bus_mailbox (id, from_agent, to_agent, content, created, done, processed, source, format)
+     VALUES (?, ?, ?, ?, ?, 0, NULL, ?, ?)`,
+  ).run(row.id, row.from_agent, row.to_agent, row.content, row.created, row.source, row.format);
+}
+
+/** The message with this id. */
+export function getMail(store: Store, id: string): MailRow | undefined {
+  return store.stmt("SELECT * FROM bus_mailbox WHERE id = ?").get(id) as MailRow | undefined;
+}
+
+/** How many unread messages wait for `agent`. */
+export function unreadCount(store: Store, agent: string): number {
+  return (store.stmt("SELECT COUNT(*) AS n FROM bus_mailbox WHERE to_agent = ? AND done = 0").get(
+    agent,
+  ) as { n: number }).n;
+}
+
+/** Whether any unread message waits for `agent` (cheaper than counting). */
+export function hasUnread(store: Store, agent: string): boolean {
+  return store.stmt("SELECT 1 FROM bus_mailbox WHERE to_agent = ? AND done = 0 LIMIT 1").get(
+    agent,
+  ) !==
+    undefined;
+}
+
+/**
+ * Mark the `limit` oldest unread messages of `agent` done and return them,
+ * oldest first. Call inside a write transaction. (Finding the rows first and
+ * updating each by rowid is a third cheaper than one `UPDATE ... IN (SELECT ...)`.)
+ */
+export function popMail(store: Store, agent: string, limit: number, now: number): MailRow[] {
+  const oldest = store.stmt(
+    "SELECT rowid AS position FROM bus_mailbox WHERE to_agent = ? AND done = 0 ORDER BY created, rowid LIMIT ?",
+  ).all(agent, limit) as unknown as { position: number }[];
+  const mark = store.stmt(
+    "UPDATE bus_mailbox SET done = 1, processed = ? WHERE rowid = ? RETURNING *",
+  );
+  return oldest.map(({ position }) => mark.get(now, position) as unknown as MailRow);
+}
+
+/** The oldest unread messages of `agent`, without marking them. */
+export function peekMail(store: Store, agent: string, limit: number): MailRow[] {
+  return store.stmt(
+    `SELECT * FROM bus_mailbox WHERE to_agent = ? AND done = 0 ORDER BY created, rowid LIMIT ?`,
+  ).all(agent, limit) as unknown as MailRow[];
+}
+
+/** Register (or refresh) a running peer under `name` until `expiresAt`. */
+export function registerPeer(
+  store: Store,
+  peer: { name: string; holder: string; now: number; expiresAt: number },
+): void {
+  store.stmt(
+    `INSERT INTO bus_peers (name, holder, started_at, expires_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at,
+       started_at = CASE WHEN bus_peers.holder = excluded.holder THEN bus_peers.started_at
+                         ELSE excluded.started_at END`,
+  ).run(peer.name, peer.holder, peer.now, peer.expiresAt);
+}
+
+/** Remove a peer's registration, if `holder` still owns it. */
+export function unregisterPeer(store: Store, name: string, holder: string): void {
+  store.stmt("DELETE FROM bus_peers WHERE name = ? AND holder = ?").run(name, holder);
+}
+
+/** Names of the peers registered and not expired at `now`, sorted. */
+export function livePeers(store: Store, now: number): string[] {
+  return (store.stmt("SELECT name FROM bus_peers WHERE expires_at >= ? ORDER BY name").all(now) as {
+    name: string;
+  }[]).map((row) => row.name);
+}

@@ -1,0 +1,260 @@
+/**
+ * The HTTP request handler: guard, route, then MCP or the curl shorthand.
+ *
+ * Routes:
+ * - `/agents/{agent}/mcp/` (trailing slash optional): the mailbox tools,
+ *   the caller being `{agent}` (seed 003);
+ * - `/mcp`: the peer tools of the core bus.
+ *
+ * Each route speaks MCP Streamable HTTP through the SDK's web-standard
+ * transport, one transport and server per session (a session answers only
+ * on the route that opened it). A POST of `{"tool": NAME, "args": {...}}`
+ * without a `jsonrpc` field runs one tool without a session and answers
+ * with its `structuredContent` as JSON, so the bus can be scripted with
+ * curl. Every request passes the Host/Origin/token guard first, and a body
+ * is read only up to the size limit, so a refused request stores nothing.
+ *
+ * @module
+ */
+
+// @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { type CallToolResult, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { cleanMailAgent } from "../../bus/mail.ts";
+import type { ErrorCode } from "../../errors.ts";
+import type { ProfileName } from "../../mcp/profiles.ts";
+import { createServer, type ServerDeps } from "../../mcp/server.ts";
+import { createToolRunner } from "../../mcp/tool_runner.ts";
+import { checkRequest, type GuardPolicy } from "./guard.ts";
+import { SessionRegistry } from "./sessions.ts";
+
+/** What {@linkcode createHttpHandler} needs. */
+export interface HttpHandlerOptions {
+  deps: ServerDeps;
+  policy: GuardPolicy;
+  /** Largest request body read, in bytes; larger ones get 413. */
+  maxBodyBytes: number;
+  /** Close sessions unused for this long. */
+  sessionIdleMs: number;
+  /** Answer POSTs with one JSON body instead of an SSE stream (unset: mailbox routes only). */
+  jsonResponse: boolean | undefined;
+}
+
+/** A request handler and what it holds open. */
+export interface HttpHandler {
+  handle(request: Request): Promise<Response>;
+  /** Number of open MCP sessions. */
+  readonly sessions: number;
+  /** Close every session. */
+  close(): Promise<void>;
+}
+
+interface Route {
+  /** Sessions are bound to this key: `peer` or `agent:NAME`. */
+  key: string;
+  profile: ProfileName;
+  agent?: string;
+}
+
+const SESSION_HEADER = "mcp-session-id";
+
+/** HTTP statuses of tool errors, for the shorthand. */
+const STATUS_OF: Partial<Record<ErrorCode, number>> = {
+  INVALID_ARGUMENT: 400,
+  TOPIC_NOT_FOUND: 404,
+  TOPIC_CLOSED: 409,
+  AGENT_NAME_IN_USE: 409,
+  AGENT_NOT_JOINED: 409,
+  MAILBOX_FULL: 429,
+  DB_BUSY: 503,
+  DB_UNAVAILABLE: 503,
+};
+
+/** Build the handler that `Deno.serve` calls. */
+export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
+  const registry = new SessionRegistry({ idleMs: options.sessionIdleMs });
+  // Shorthand calls end with the server. (Deno aborts `request.signal` after
+  // every response and warns when something listens to it.)
+  const shutdown = new AbortController();
+
+  const handle = async (request: Request): Promise<Response> => {
+    const verdict = checkRequest(request.headers, options.policy);
+    if (!verdict.ok) {
+      const headers: HeadersInit = verdict.status === 401 ? { "www-authenticate": "Bearer" } : {};
+      return rpcError(verdict.status, -32001, verdict.message, headers);
+    }
+    const route = routeOf(new URL(request.url).pathname);
+    if (route === undefined) {
+      return rpcError(404, -32601, "Not found: use /mcp or /agents/{agent}/mcp/");
+    }
+    if ("error" in route) return rpcError(400, -32602, route.error);
+
+    const sessionId = request.headers.get(SESSION_HEADER);
+    if (request.method === "POST") {
+      const body = await readJson(request, options.maxBodyBytes);
+      if ("status" in body) return rpcError(body.status, body.code, body.message);
+      if (isShorthand(body.value)) return await runShorthand(route, body.value);
+      if (sessionId !== null) return await forward(route, sessionId, request, body.value);
+      if (!startsSession(body.value)) {
+        return rpcError(
+          400,
+          -32000,
+          'Bad Request: no session; send initialize first (or use {"tool", "args"})',
+        );
+      }
+      return await openSession(route, request, body.value);
+    }
+    if (request.method === "GET" || request.method === "DELETE") {
+      if (sessionId === null) {
+        return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
+      }
+      return await forward(route, sessionId, request, undefined);
+    }
+    return rpcError(405, -32000, "Method not allowed", { allow: "GET, POST, DELETE" });
+  };
+
+  const forward = async (
+    route: Route,
+    sessionId: string,
+    request: Request,
+    parsedBody: unknown,
+  ): Promise<Response> => {
+    const entry = registry.touch(sessionId);
+    if (!entry || entry.route !== route.key) return rpcError(404, -32001, "Session not found");
+    return await entry.transport.handleRequest(request, { parsedBody });
+  };
+
+  const openSession = async (
+    route: Route,
+    request: Request,
+    parsedBody: unknown,
+  ): Promise<Response> => {
+    const created = createServer(route.profile, options.deps, { agent: route.agent });
+    let closed = false;
+    const close = async (): Promise<void> => {
+      if (closed) return;
+      closed = true;
+      if (transport.sessionId) registry.remove(transport.sessionId);
+      await created.close();
+    };
+    const transport: WebStandardStreamableHTTPServerTransport =
+      new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        enableJsonResponse: options.jsonResponse ?? route.profile === "mailbox",
+        onsessioninitialized: (id) => {
+          registry.add(id, { transport, close, route: route.key, lastSeen: performance.now() });
+        },
+      });
+    transport.onclose = () => void close();
+    await created.server.connect(transport);
+    return await transport.handleRequest(request, { parsedBody });
+  };
+
+  const runShorthand = async (
+    route: Route,
+    body: { tool: string; args?: unknown },
+  ): Promise<Response> => {
+    const runner = createToolRunner(route.profile, options.deps, { agent: route.agent });
+    const result: CallToolResult = await runner.call(body.tool, body.args ?? {}, {
+      signal: shutdown.signal,
+    });
+    const structured = result.structuredContent as { error?: { code: ErrorCode } } | undefined;
+    const status = result.isError
+      ? STATUS_OF[structured?.error?.code ?? "INTERNAL_ERROR"] ?? 500
+      : 200;
+    return Response.json(structured ?? null, { status });
+  };
+
+  return {
+    handle,
+    get sessions() {
+      return registry.size;
+    },
+    close() {
+      shutdown.abort();
+      return registry.closeAll();
+    },
+  };
+}
+
+/** The route of a path, an error for a bad agent name, or undefined for no route. */
+function routeOf(pathname: string): Route | { error: string } | undefined {
+  if (pathname === "/mcp" || pathname === "/mcp/") return { key: "peer", profile: "peer" };
+  const match = /^\/agents\/([^/]+)\/mcp\/?$/.exec(pathname);
+  if (!match) return undefined;
+  try {
+    const agent = cleanMailAgent(decodeURIComponent(match[1]!), "agent");
+    return { key: `agent:${agent}`, profile: "mailbox", agent };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+type Body = { value: unknown } | { status: 400 | 413; code: number; message: string };
+
+/** Read and parse a JSON body, refusing it unread when it is too large. */
+async function readJson(request: Request, maxBytes: number): Promise<Body> {
+  const tooLarge = {
+    status: 413,
+    code: -32000,
+    message: `Request body exceeds ${maxBytes} bytes`,
+  } as const;
+  const length = request.headers.get("content-length");
+  if (length !== null && Number(length) > maxBytes) return tooLarge;
+  // A declared length is enforced by the HTTP layer, so the body can be taken whole;
+  // a chunked body is counted as it streams.
+  const bytes = length !== null
+    ? new Uint8Array(await request.arrayBuffer())
+    : await readCapped(request, maxBytes);
+  if (bytes === undefined) return tooLarge;
+  try {
+    return { value: JSON.parse(new TextDecoder().decode(bytes)) };
+  } catch {
+    return { status: 400, code: -32700, message: "Parse error: the body is not JSON" };
+  }
+}
+
+/** The body of a request without a declared length, or undefined past `maxBytes`. */
+async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array | undefined> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > maxBytes) {
+        await reader.cancel().catch(() => {});
+        return undefined;
+      }
+      chunks.push(value);
+    }
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return bytes;
+}
+
+function isShorthand(value: unknown): value is { tool: string; args?: unknown } {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    !("jsonrpc" in value) && typeof (value as { tool?: unknown }).tool === "string";
+}
+
+function startsSession(value: unknown): boolean {
+  return Array.isArray(value) ? value.some(isInitializeRequest) : isInitializeRequest(value);
+}
+
+function rpcError(
+  status: number,
+  code: number,
+  message: string,
+  headers: HeadersInit = {},
+): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
+}

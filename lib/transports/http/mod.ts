@@ -1,0 +1,99 @@
+/**
+ * `serveHttp()`: the HTTP server (`agent-bus http`).
+ *
+ * One process serves every agent's mailbox and the peer tools over MCP
+ * Streamable HTTP (see `handler.ts` for the routes). It binds 127.0.0.1 by
+ * default and refuses to bind any other address without a bearer token.
+ * It runs until SIGINT or SIGTERM (or `signal`), then closes every session,
+ * stops listening and closes the database.
+ *
+ * @module
+ */
+
+import { createBus } from "../../bus/mod.ts";
+import type { ConfigWarning, ResolvedConfig } from "../../config.ts";
+import { BusError } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import { SearchEngine } from "../../search/mod.ts";
+import { openStore } from "../../store/mod.ts";
+import { maxMessageBytes } from "../limits.ts";
+import { guardPolicy, isLoopback } from "./guard.ts";
+import { createHttpHandler } from "./handler.ts";
+
+/** Options of {@linkcode serveHttp}. */
+export interface HttpOptions {
+  config: ResolvedConfig;
+  configWarnings: ConfigWarning[];
+  log: Logger;
+  /** Address to bind (default 127.0.0.1). */
+  hostname?: string;
+  /** Port (default 8765; 0 picks a free one). */
+  port?: number;
+  /** Called once listening, with the base URL. */
+  onListen?: (url: string) => void;
+  /** Stops the server when aborted (besides SIGINT/SIGTERM). */
+  signal?: AbortSignal;
+}
+
+/** The default port of `agent-bus http`. */
+export const DEFAULT_HTTP_PORT = 8765;
+
+/**
+ * Serve HTTP until a signal arrives.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` when asked to bind a non-loopback address without a token
+ */
+export async function serveHttp(options: HttpOptions): Promise<void> {
+  const { config, log } = options;
+  const hostname = options.hostname ?? "127.0.0.1";
+  if (!isLoopback(hostname) && config.http.token === undefined) {
+    throw new BusError(
+      "INVALID_ARGUMENT",
+      `Refusing to listen on ${hostname} without a token: set AGENT_BUS_HTTP_TOKEN (clients then send ` +
+        `"Authorization: Bearer <token>"), or bind 127.0.0.1`,
+    );
+  }
+  for (const warning of options.configWarnings) log.warn(warning.message);
+  const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
+  const bus = createBus({ store, config, log });
+  const search = new SearchEngine({ store, config, log });
+  search.start();
+  const handler = createHttpHandler({
+    deps: { bus, search },
+    policy: guardPolicy(hostname, config.http),
+    maxBodyBytes: maxMessageBytes(config),
+    sessionIdleMs: config.http.sessionIdleSeconds * 1000,
+    jsonResponse: config.http.jsonResponse,
+  });
+
+  const stopper = new AbortController();
+  const stop = () => stopper.abort();
+  options.signal?.addEventListener("abort", stop);
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) Deno.addSignalListener(signal, stop);
+  try {
+    const server = Deno.serve({
+      hostname,
+      port: options.port ?? DEFAULT_HTTP_PORT,
+      onListen(address) {
+        const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
+        const url = `http://${host}:${address.port}`;
+        log.info("agent-bus http server ready", { url, db: config.dbPath });
+        options.onListen?.(url);
+      },
+    }, (request) => handler.handle(request));
+    await new Promise<void>((resolve) => {
+      if (stopper.signal.aborted) resolve();
+      stopper.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    // Open SSE streams would hold a graceful shutdown forever: end the sessions first.
+    await handler.close();
+    await server.shutdown();
+  } finally {
+    for (const signal of signals) Deno.removeSignalListener(signal, stop);
+    options.signal?.removeEventListener("abort", stop);
+    bus.changes.close();
+    await search.close();
+    store.close();
+  }
+}
