@@ -3,8 +3,8 @@
  * record it in docs/BENCHMARKS.md.
  *
  * Every benchmark but the vector scan starts real server processes and
- * drives them over MCP stdio with the SDK client, as agents do, on a
- * temporary database. Each run is appended to docs/BENCHMARKS.md with its
+ * drives them with the SDK client, as agents do (over stdio, and over
+ * Streamable HTTP for the mailboxes), on a temporary database. Each run is appended to docs/BENCHMARKS.md with its
  * date, machine and commit; a full run also replaces the summary at the top
  * of that file and in the README. Semantic search quality is measured when
  * AGENT_BUS_EMBEDDINGS_URL names an embedding endpoint (full runs only).
@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { benchFanout } from "./fanout.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLatency } from "./latency.ts";
+import { benchMailbox } from "./mailbox.ts";
 import { benchQuality } from "./quality.ts";
 import { type BenchResults, detailTable, record, summaryTable } from "./report.ts";
 import { benchSearch } from "./search.ts";
@@ -45,6 +46,8 @@ try {
   }
   progress("fan-out to 16 receivers");
   const fanout = await benchFanout(dir, 16, size(100, 20));
+  progress("HTTP mailboxes: 8 clients, send + check_mail");
+  const mailbox = await benchMailbox(dir, { clients: 8, seconds: size(10, 3) });
   progress("search");
   const search = await benchSearch(dir, quick ? [10_000] : [10_000, 100_000]);
   progress("start-up");
@@ -60,6 +63,7 @@ try {
     idle,
     throughput,
     fanout,
+    mailbox,
     search,
     startup,
     scan,

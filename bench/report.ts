@@ -8,6 +8,7 @@
 
 import { fileURLToPath } from "node:url";
 import type { IdleResult } from "./idle.ts";
+import type { MailboxResult } from "./mailbox.ts";
 import type { QualityResult } from "./quality.ts";
 import type { SearchPoint } from "./search.ts";
 import { count, type Distribution, markdownTable, ms } from "./_stats.ts";
@@ -19,6 +20,7 @@ export interface BenchResults {
   idle: IdleResult;
   throughput: ThroughputResult[];
   fanout: Distribution;
+  mailbox: MailboxResult;
   search: { points: SearchPoint[]; rssMB: number; loadSeconds: number };
   startup: { medianMs: number; idleRssMB: number };
   scan: Distribution;
@@ -70,6 +72,18 @@ export function summaryTable(r: BenchResults): string {
       lost === 0 && duplicated === 0,
     ],
     [
+      `HTTP mailboxes, ${r.mailbox.clients} clients, send + check_mail`,
+      "≥ 2,000 pops/s",
+      `${count(r.mailbox.popsPerSecond)} pops/s`,
+      r.mailbox.popsPerSecond >= 2000,
+    ],
+    [
+      "HTTP mailboxes: messages lost / duplicated",
+      "0 / 0",
+      `${r.mailbox.lost} / ${r.mailbox.duplicated}`,
+      r.mailbox.lost === 0 && r.mailbox.duplicated === 0,
+    ],
+    [
       "Search p50, fts, 100k messages",
       "≤ 5 ms",
       at100k ? ms(at100k.latency.p50) : "not run (--quick)",
@@ -118,7 +132,7 @@ export function summaryTable(r: BenchResults): string {
 
 /** Every measurement of the run. */
 export function detailTable(r: BenchResults): string {
-  const { latency, idle, fanout, search, startup, scan, quality } = r;
+  const { latency, idle, fanout, mailbox, search, startup, scan, quality } = r;
   const rows: string[][] = [
     [
       `Delivery latency p50 / p95 / p99 / max (${latency.samples} samples)`,
@@ -141,6 +155,20 @@ export function detailTable(r: BenchResults): string {
     [
       `Fan-out to 16 receivers, all delivered, p50 / p99 (${fanout.samples} rounds)`,
       `${ms(fanout.p50)} / ${ms(fanout.p99)}`,
+    ],
+    [
+      `HTTP mailboxes, ${mailbox.clients} clients (${
+        Math.round(mailbox.seconds)
+      } s): requests/s, pops/s`,
+      `${count(mailbox.requestsPerSecond)} req/s, ${count(mailbox.popsPerSecond)} pops/s`,
+    ],
+    [
+      `HTTP mailbox request latency p50 / p99 (${count(mailbox.latency.samples)} requests)`,
+      `${ms(mailbox.latency.p50)} / ${ms(mailbox.latency.p99)}`,
+    ],
+    [
+      "HTTP mailboxes: messages sent, lost, duplicated",
+      `${count(mailbox.sent)}, ${mailbox.lost}, ${mailbox.duplicated}`,
     ],
     ...search.points.map((p) => [
       `Search fts at ${count(p.messages)} messages, p50 / p99 (${p.latency.samples} queries)`,
@@ -189,8 +217,8 @@ export async function record(
   } catch {
     doc = `# Benchmarks
 
-Measured by \`deno task bench\` (\`--quick\` for a short run): real server processes driven over
-MCP stdio by the SDK client, on a temporary database. Figures depend on the machine; each run
+Measured by \`deno task bench\` (\`--quick\` for a short run): real server processes driven by the
+SDK client over MCP stdio (and Streamable HTTP for the mailboxes), on a temporary database. Figures depend on the machine; each run
 says which one it ran on. The summary shows the latest full run; every run is kept below.
 
 <!-- bench:summary -->
