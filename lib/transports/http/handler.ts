@@ -148,7 +148,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       });
     transport.onclose = () => void close();
     await created.server.connect(transport);
-    return await transport.handleRequest(request, { parsedBody });
+    const response = await transport.handleRequest(request, { parsedBody });
+    if (transport.sessionId === undefined) await close(); // the initialize was refused
+    return response;
   };
 
   const runShorthand = async (
