@@ -43,6 +43,19 @@ export interface ResolvedConfig {
   toolNames: "dotted" | "underscore";
   /** The HTTP server's settings. */
   http: HttpConfig;
+  /** The role of a teacher/student server (MCP_ROLE; `--role` wins). */
+  role: "teacher" | "student" | undefined;
+  /** Hard size limits of the teacher/student tools (seed 001, section 8.2). */
+  qa: QaLimits;
+}
+
+/** Hard size limits of the teacher/student tools; beyond them a call fails with INVALID_ARGUMENT. */
+export interface QaLimits {
+  maxQuestionChars: number;
+  maxAnswerChars: number;
+  maxTeacherNotesChars: number;
+  /** Most `responses` in one `teacher_publish`. */
+  maxPublishBatch: number;
 }
 
 /** Settings of `agent-bus http`. */
@@ -99,7 +112,7 @@ export interface ConfigWarning {
 /** Environment variables, as a plain record so tests can pass their own. */
 export type Env = Record<string, string | undefined>;
 
-/** Defaults, exported for the README table test and for `--help`. */
+/** Defaults, exported for `--help`. */
 export const DEFAULTS = {
   maxOutbox: 50,
   maxMessageChars: 65536,
@@ -120,6 +133,10 @@ export const DEFAULTS = {
   maxMailboxDepth: 10000,
   peerLeaseSeconds: 300,
   httpSessionIdleSeconds: 1800,
+  maxQuestionChars: 8000,
+  maxAnswerChars: 65536,
+  maxTeacherNotesChars: 16384,
+  maxPublishBatch: 50,
 } as const;
 
 /** The default database, relative to the home directory. */
@@ -206,6 +223,33 @@ export function loadConfig(env: Env): { config: ResolvedConfig; warnings: Config
       max: 86_400,
     }),
     agent: env.AGENT_BUS_AGENT?.trim() || undefined,
+    role: readRole(env, warnings),
+    qa: {
+      maxQuestionChars: int({
+        variable: "AGENT_BUS_MAX_QUESTION_CHARS",
+        fallback: DEFAULTS.maxQuestionChars,
+        min: 1,
+        max: 1_000_000,
+      }),
+      maxAnswerChars: int({
+        variable: "AGENT_BUS_MAX_ANSWER_CHARS",
+        fallback: DEFAULTS.maxAnswerChars,
+        min: 1,
+        max: 1_000_000,
+      }),
+      maxTeacherNotesChars: int({
+        variable: "AGENT_BUS_MAX_TEACHER_NOTES_CHARS",
+        fallback: DEFAULTS.maxTeacherNotesChars,
+        min: 0,
+        max: 1_000_000,
+      }),
+      maxPublishBatch: int({
+        variable: "AGENT_BUS_MAX_PUBLISH_BATCH",
+        fallback: DEFAULTS.maxPublishBatch,
+        min: 1,
+        max: 1000,
+      }),
+    },
     toolNames: readToolNames(env, warnings),
     http: {
       token: env.AGENT_BUS_HTTP_TOKEN?.trim() || undefined,
@@ -385,6 +429,18 @@ function readEmbeddings(
 
 function list(raw: string | undefined): string[] {
   return (raw ?? "").split(",").map((item) => item.trim().toLowerCase()).filter(Boolean);
+}
+
+function readRole(env: Env, warnings: ConfigWarning[]): "teacher" | "student" | undefined {
+  const raw = env.MCP_ROLE?.trim().toLowerCase();
+  if (!raw) return undefined;
+  if (raw === "teacher" || raw === "student") return raw;
+  warnings.push({
+    variable: "MCP_ROLE",
+    value: raw,
+    message: `Ignoring MCP_ROLE="${raw}": expected teacher or student`,
+  });
+  return undefined;
 }
 
 function readToolNames(env: Env, warnings: ConfigWarning[]): "dotted" | "underscore" {

@@ -18,6 +18,10 @@ export type ErrorCode =
   | "DB_BUSY"
   | "DB_SCHEMA_MISMATCH"
   | "AGENT_NOT_JOINED"
+  /** Teacher/student (seed 001): no question with this id. */
+  | "QUESTION_NOT_FOUND"
+  /** Teacher/student (seed 001): the question belongs to another topic. */
+  | "TOPIC_MISMATCH"
   /** A recipient's mailbox holds AGENT_BUS_MAX_MAILBOX_DEPTH unread messages; nothing was sent. */
   | "MAILBOX_FULL"
   /** The database file cannot be opened, read or written (permissions, missing disk, not SQLite). */

@@ -38,6 +38,7 @@ import { type Bus, write } from "./mod.ts";
 import type { Identity } from "./session.ts";
 import { requireTopic } from "./topics.ts";
 import { cleanName, metadataJson } from "./validate.ts";
+import { capWaitSeconds, startProgress, type WaitOptions } from "./waiting.ts";
 
 /** Longest `message_type`. */
 export const MAX_MESSAGE_TYPE_CHARS = 32;
@@ -45,8 +46,6 @@ export const MAX_MESSAGE_TYPE_CHARS = 32;
 export const MAX_CLIENT_MESSAGE_ID_CHARS = 128;
 /** Longest `reply_to` (a message id). */
 export const MAX_MESSAGE_ID_CHARS = 64;
-/** How often a waiting call reports progress to a client that asked for it. */
-export const PROGRESS_INTERVAL_MS = 10_000;
 
 /** One outbox item, as the tool's schema has already typed it. */
 export interface OutgoingMessage {
@@ -68,13 +67,8 @@ export interface SyncArgs {
   ackThrough?: number | undefined;
 }
 
-/** Hooks of a waiting call. */
-export interface SyncOptions {
-  /** Aborts the wait (the client cancelled). */
-  signal?: AbortSignal;
-  /** Called about every 10 s of waiting. */
-  onWaitProgress?: (elapsedSeconds: number, totalSeconds: number) => void;
-}
+/** Hooks of a waiting `sync`. */
+export type SyncOptions = WaitOptions;
 
 /** `sync`'s structured output. */
 export interface SyncResult {
@@ -119,20 +113,11 @@ export async function sync(
   if (args.maxItems < 1 || args.maxItems > bus.config.maxSyncItems) {
     throw invalidArgument(`max_items must be between 1 and ${bus.config.maxSyncItems}`);
   }
-  if (args.waitSeconds < 0) throw invalidArgument("wait_seconds must be an int >= 0");
   if (args.ackThrough !== undefined) {
     if (args.autoAdvance) throw invalidArgument("ack_through requires auto_advance=false");
     if (args.ackThrough < 0) throw invalidArgument("ack_through must be an int >= 0");
   }
-  let waitSeconds = args.waitSeconds;
-  if (waitSeconds > bus.config.maxWaitSeconds) {
-    warnings.push({
-      code: "WAIT_SECONDS_CAPPED",
-      message: `wait_seconds=${waitSeconds} was capped at ${bus.config.maxWaitSeconds}`,
-      context: { requested: waitSeconds, max: bus.config.maxWaitSeconds },
-    });
-    waitSeconds = bus.config.maxWaitSeconds;
-  }
+  const waitSeconds = capWaitSeconds(bus, args.waitSeconds, warnings);
   const items = prepareOutbox(bus, args.outbox);
 
   const deadline = performance.now() + waitSeconds * 1000;
@@ -340,16 +325,4 @@ function prepareOutbox(bus: Bus, outbox: OutgoingMessage[]): PreparedItem[] {
       clientMessageId,
     };
   });
-}
-
-function startProgress(
-  options: SyncOptions,
-  totalSeconds: number,
-): ReturnType<typeof setInterval> | undefined {
-  const report = options.onWaitProgress;
-  if (!report) return undefined;
-  const started = performance.now();
-  return setInterval(() => {
-    report(Math.round((performance.now() - started) / 1000), totalSeconds);
-  }, PROGRESS_INTERVAL_MS);
 }

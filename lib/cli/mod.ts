@@ -9,7 +9,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { DEFAULT_DB_PATH, DEFAULTS, loadConfig } from "../config.ts";
+import { DEFAULT_DB_PATH, DEFAULTS, loadConfig, type ResolvedConfig } from "../config.ts";
 import { createLogger } from "../log.ts";
 import { cleanMailAgent } from "../bus/mail.ts";
 import { BusError } from "../errors.ts";
@@ -35,10 +35,13 @@ Usage:
   agent-bus --help          Print this help
 
 Options (stdio):
-  --profile peer|peerbus|mailbox
+  --profile peer|peerbus|mailbox|teacher|student
                             Tool set: peer (topics, default), peerbus (bus.send, bus.broadcast,
-                            bus.peers, bus.drain), mailbox (send_to_agent, check_mail)
-  --agent NAME              Mail identity of peerbus/mailbox (default AGENT_BUS_AGENT)
+                            bus.peers, bus.drain), mailbox (send_to_agent, check_mail),
+                            teacher/student (onboarding Q&A)
+  --role teacher|student    Same as --profile teacher|student (default MCP_ROLE)
+  --agent NAME              Mail identity of peerbus/mailbox, or who asks/answers for
+                            student/teacher (default AGENT_BUS_AGENT)
   --server-name NAME        serverInfo.name reported to the client (default agent-bus)
   --no-drain                Hide bus.drain (peerbus)
   --push resources|claude-channel|none
@@ -56,7 +59,8 @@ Environment:
   AGENT_BUS_LOG_LEVEL           debug, info, warn or error (default ${DEFAULTS.logLevel})
 See the README for the full list.`;
 
-const PROFILES: readonly ProfileName[] = ["peer", "peerbus", "mailbox"];
+const PROFILES: readonly ProfileName[] = ["peer", "peerbus", "mailbox", "teacher", "student"];
+const ROLES = ["teacher", "student"] as const;
 const PUSH_MODES: readonly PushMode[] = ["resources", "claude-channel", "none"];
 
 /**
@@ -85,6 +89,7 @@ export async function main(
         version: { type: "boolean", short: "V" },
         help: { type: "boolean", short: "h" },
         profile: { type: "string" },
+        role: { type: "string" },
         agent: { type: "string" },
         "server-name": { type: "string" },
         "no-drain": { type: "boolean" },
@@ -132,36 +137,57 @@ export async function main(
   }
   if (command !== undefined) return usageError(`Unknown command "${command}"`);
 
-  const profile = (values.profile ?? "peer") as ProfileName;
-  if (!PROFILES.includes(profile)) {
-    return usageError(`--profile must be one of ${PROFILES.join(", ")}`);
-  }
+  const chosen = chooseProfile(values, config);
+  if ("error" in chosen) return usageError(chosen.error);
+  const { profile, agent } = chosen;
   const push = (values.push ?? "resources") as PushMode;
   if (!PUSH_MODES.includes(push)) {
     return usageError(`--push must be one of ${PUSH_MODES.join(", ")}`);
-  }
-  let agent = values.agent?.trim() || config.agent;
-  if (profile !== "peer") {
-    if (!agent) {
-      return usageError(`--profile ${profile} needs a name: --agent NAME or AGENT_BUS_AGENT`);
-    }
-    try {
-      agent = cleanMailAgent(agent, "agent");
-    } catch (error) {
-      return usageError(error instanceof Error ? error.message : String(error));
-    }
   }
   await serveStdio({
     profile,
     config,
     configWarnings: warnings,
     log,
-    agent: profile === "peer" ? undefined : agent,
+    agent,
     serverName: values["server-name"]?.trim() || undefined,
     noDrain: values["no-drain"] ?? false,
     push,
   });
   return 0;
+}
+
+/**
+ * The stdio profile from `--profile`, `--role` or `MCP_ROLE`, and its agent
+ * name from `--agent` or `AGENT_BUS_AGENT` (required by the mail profiles,
+ * optional for the roles, unused by the peer profile).
+ */
+function chooseProfile(
+  values: { profile?: string; role?: string; agent?: string },
+  config: ResolvedConfig,
+): { profile: ProfileName; agent: string | undefined } | { error: string } {
+  const role = values.role ?? config.role;
+  if (role !== undefined && !(ROLES as readonly string[]).includes(role)) {
+    return { error: `--role must be teacher or student, not "${role}"` };
+  }
+  if (values.profile !== undefined && values.role !== undefined && values.profile !== values.role) {
+    return { error: `--profile ${values.profile} and --role ${values.role} disagree; give one` };
+  }
+  const profile = (values.profile ?? role ?? "peer") as ProfileName;
+  if (!PROFILES.includes(profile)) {
+    return { error: `--profile must be one of ${PROFILES.join(", ")}` };
+  }
+  if (profile === "peer") return { profile, agent: undefined };
+  const agent = values.agent?.trim() || config.agent;
+  if (!agent) {
+    if (profile === "teacher" || profile === "student") return { profile, agent: undefined };
+    return { error: `--profile ${profile} needs a name: --agent NAME or AGENT_BUS_AGENT` };
+  }
+  try {
+    return { profile, agent: cleanMailAgent(agent, "agent") };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 function usageError(message: string): number {

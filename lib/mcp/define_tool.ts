@@ -8,7 +8,7 @@
  *
  * - success: text for humans and text-only clients, plus `structuredContent`
  *   matching the published `outputSchema`, with `warnings` only when there
- *   are some;
+ *   are some (repeated in the text unless the tool says otherwise);
  * - failure: `isError: true`, the text `CODE: message`, and
  *   `structuredContent = {error: {code, message}, ...context}`.
  *
@@ -79,6 +79,11 @@ export interface ToolSpec<I extends z.ZodType, O extends z.ZodType> {
   annotations: ToolAnnotations;
   /** False only for tools that never touch the database (`ping`). */
   usesDb: boolean;
+  /**
+   * Repeat warnings in the text (default true). Student tools turn it off:
+   * seed 001 keeps their text free of warnings (they stay in structuredContent).
+   */
+  warningsInText?: boolean;
   run(
     args: z.output<I>,
     ctx: ToolContext,
@@ -148,7 +153,7 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
             const parsed = input.safeParse(rawArgs ?? {});
             if (!parsed.success) throw invalidArgument(formatIssues(parsed.error.issues));
             const output = await spec.run(parsed.data, ctx);
-            return successResult(output);
+            return successResult(output, spec.warningsInText ?? true);
           } catch (error) {
             if (ctx.signal.aborted) ctx.log.debug(`${name} cancelled by the client`);
             return errorResult(error, name, ctx.log);
@@ -183,12 +188,12 @@ export function errorResult(error: unknown, toolName: string, log: Logger): Call
   };
 }
 
-function successResult<O>(output: ToolOutput<O>): CallToolResult {
+function successResult<O>(output: ToolOutput<O>, warningsInText: boolean): CallToolResult {
   const warnings = output.warnings ?? [];
   const structured = { ...(output.structured as Record<string, unknown>) };
   let text = output.text;
-  if (warnings.length > 0) {
-    structured.warnings = warnings;
+  if (warnings.length > 0) structured.warnings = warnings;
+  if (warnings.length > 0 && warningsInText) {
     text += "\n" + warnings.map((w) => `warning ${w.code}${w.message ? `: ${w.message}` : ""}`)
       .join("\n");
   }

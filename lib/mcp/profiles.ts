@@ -6,6 +6,9 @@
  */
 
 import type { ToolDefinition } from "./define_tool.ts";
+import { askTool } from "./tools/ask.ts";
+import { askCancelTool } from "./tools/ask_cancel.ts";
+import { askPollTool } from "./tools/ask_poll.ts";
 import { busBroadcastTool } from "./tools/bus_broadcast.ts";
 import { busDrainTool } from "./tools/bus_drain.ts";
 import { busPeersTool } from "./tools/bus_peers.ts";
@@ -14,8 +17,11 @@ import { checkMailTool } from "./tools/check_mail.ts";
 import { cursorResetTool } from "./tools/cursor_reset.ts";
 import { messagesSearchTool } from "./tools/messages_search.ts";
 import { pingTool } from "./tools/ping.ts";
+import { rolePingTool } from "./tools/role_ping.ts";
 import { sendToAgentTool } from "./tools/send_to_agent.ts";
 import { syncTool } from "./tools/sync.ts";
+import { teacherDrainTool } from "./tools/teacher_drain.ts";
+import { teacherPublishTool } from "./tools/teacher_publish.ts";
 import { topicCloseTool } from "./tools/topic_close.ts";
 import { topicCreateTool } from "./tools/topic_create.ts";
 import { topicJoinTool } from "./tools/topic_join.ts";
@@ -24,7 +30,7 @@ import { topicPresenceTool } from "./tools/topic_presence.ts";
 import { topicResolveTool } from "./tools/topic_resolve.ts";
 
 /** Names of the profiles. */
-export type ProfileName = "peer" | "mailbox" | "peerbus";
+export type ProfileName = "peer" | "mailbox" | "peerbus" | "teacher" | "student";
 
 /** A profile's tools and instructions. */
 export interface Profile {
@@ -58,6 +64,39 @@ const PROFILES: Record<ProfileName, Profile> = {
     tools: [sendToAgentTool, checkMailTool],
     instructions: `Agent mailboxes: you are the agent named in this endpoint's URL.
 send_to_agent(name, msg, msg_id?) puts a message in another agent's mailbox and returns its id (reuse the id to retry safely). check_mail() takes your oldest unread message, {id, from, content}, or null when there is none: call it in a loop to read everything.`,
+  },
+  // Seed 001: the teacher role answers; the topic tools are the core bus's own.
+  teacher: {
+    tools: [
+      rolePingTool("teacher"),
+      topicCreateTool,
+      topicListTool,
+      topicCloseTool,
+      teacherDrainTool,
+      teacherPublishTool,
+    ],
+    instructions:
+      `Agent Bus, teacher role: you know this repository and answer the questions of a student agent that is onboarding.
+1. topic_create(name=...) opens (or reuses) a topic; tell the student its name.
+2. teacher_drain(topic_id=..., wait_seconds=...) lists pending questions, oldest first.
+3. teacher_publish(topic_id=..., responses=[{question_id, answer_markdown, repo_pointers, suggested_followups, teacher_notes}]) answers them. Point to real files in repo_pointers, and give 3-5 suggested_followups: the student picks one as its next question, so order them from most to least useful. teacher_notes are never shown to the student.
+4. topic_close(topic_id=...) stops new questions; you can still drain and answer the backlog.`,
+  },
+  // Seed 001: the student role asks.
+  student: {
+    tools: [
+      rolePingTool("student"),
+      topicListTool,
+      topicResolveTool,
+      askTool,
+      askPollTool,
+      askCancelTool,
+    ],
+    instructions:
+      `Agent Bus, student role: you are onboarding onto a repository and a teacher agent answers your questions.
+1. topic_resolve(name=...) (or topic_list) finds the topic the teacher opened.
+2. ask(topic_id=..., question=..., wait_seconds=60) asks and waits for the answer; ask_poll(topic_id, question_id) checks a question later; ask_cancel withdraws one.
+3. If a tool result contains FOLLOW_UP_REQUIRED, call ask() with exactly ONE of the suggested follow-up questions, unless onboarding is complete: then output NO_FOLLOWUP_NEEDED and a 3-5 bullet summary of what you learned.`,
   },
   // Seed 004: a peer-bus server bound to one name.
   peerbus: {

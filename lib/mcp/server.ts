@@ -65,7 +65,8 @@ export function createServer(
 ): CreatedServer {
   const { bus } = deps;
   const { instructions } = profile(profileName);
-  const push = profileName !== "peer" && options.agent ? options.push ?? "resources" : "none";
+  const hasMailbox = profileName === "peerbus" || profileName === "mailbox";
+  const push = hasMailbox && options.agent ? options.push ?? "resources" : "none";
   const runner = createToolRunner(profileName, deps, options);
   const server = new ProtocolServer(
     { name: options.serverName ?? "agent-bus", version: PACKAGE_VERSION },

@@ -252,6 +252,27 @@ CREATE TABLE IF NOT EXISTS bus_peers (
 );
 `,
   },
+  {
+    version: 5,
+    description: "teacher/student questions (seed 001, spec v3.1)",
+    // The seed's table and index, verbatim, over the shared topics table.
+    sql: `
+CREATE TABLE IF NOT EXISTS questions (
+  question_id TEXT PRIMARY KEY,
+  topic_id TEXT NOT NULL,
+  asked_by TEXT NOT NULL,
+  question_text TEXT NOT NULL,
+  asked_at REAL NOT NULL,
+  status TEXT NOT NULL,
+  cancel_reason TEXT NULL,
+  answered_at REAL NULL,
+  answered_by TEXT NULL,
+  answer_payload_json TEXT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_questions_topic_status_askedat
+  ON questions (topic_id, status, asked_at);
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

@@ -37,7 +37,8 @@ async function addThenList(
 }
 
 Deno.test({
-  name: `Claude Code connects to the peer server, a peer-bus server and an HTTP mailbox${skip}`,
+  name:
+    `Claude Code connects to the peer, peer-bus, teacher and student servers and an HTTP mailbox${skip}`,
   ignore: !!clients.unavailable,
   async fn() {
     await using tmp = await tmpDir();
@@ -57,7 +58,11 @@ Deno.test({
         ...["--profile", "peerbus", "--agent", "claude", "--push", "claude-channel"],
       ],
       ["--transport", "http", "-s", "user", "mailbox", `${http.url}/agents/claude/mcp/`],
+      ["teacher", "-s", "user", ...serverEnv, "--", ...serverCommand(dbPath), "--role", "teacher"],
+      ["student", "-s", "user", ...serverEnv, "--", ...serverCommand(dbPath), "--role", "student"],
     ], env);
+    assert.match(listed, /teacher: .*✔ Connected/, listed);
+    assert.match(listed, /student: .*✔ Connected/, listed);
     assert.match(listed, /agent-bus: .*✔ Connected/, listed);
     assert.match(listed, /bus: .*✔ Connected/, listed);
     assert.match(listed, /mailbox: .*\(HTTP\) - ✔ Connected/, listed);

@@ -1,0 +1,84 @@
+/**
+ * What every waiting call shares (`sync`, `ask`, `teacher_drain`): the cap
+ * on `wait_seconds`, the hooks a tool passes in, progress reports, and the
+ * wait itself, on the process's {@linkcode ChangeFeed}: no writes while
+ * waiting, a wake-up within milliseconds of a commit by any process, and an
+ * immediate stop when the client cancels.
+ *
+ * @module
+ */
+
+import { invalidArgument, type Warning } from "../errors.ts";
+import type { Bus } from "./mod.ts";
+
+/** How often a waiting call reports progress to a client that asked for it. */
+export const PROGRESS_INTERVAL_MS = 10_000;
+
+/** Hooks of a waiting call. */
+export interface WaitOptions {
+  /** Aborts the wait (the client cancelled). */
+  signal?: AbortSignal;
+  /** Called about every 10 s of waiting. */
+  onWaitProgress?: (elapsedSeconds: number, totalSeconds: number) => void;
+}
+
+/**
+ * `wait_seconds` within `AGENT_BUS_MAX_WAIT_SECONDS`; a larger value is
+ * capped and a `WAIT_SECONDS_CAPPED` warning added to `warnings`.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` for a negative value
+ */
+export function capWaitSeconds(bus: Bus, requested: number, warnings: Warning[]): number {
+  if (requested < 0) throw invalidArgument("wait_seconds must be an int >= 0");
+  if (requested <= bus.config.maxWaitSeconds) return requested;
+  warnings.push({
+    code: "WAIT_SECONDS_CAPPED",
+    message: `wait_seconds=${requested} was capped at ${bus.config.maxWaitSeconds}`,
+    context: { requested, max: bus.config.maxWaitSeconds },
+  });
+  return bus.config.maxWaitSeconds;
+}
+
+/** Report progress every {@linkcode PROGRESS_INTERVAL_MS} while waiting; clear the returned timer. */
+export function startProgress(
+  options: WaitOptions,
+  totalSeconds: number,
+): ReturnType<typeof setInterval> | undefined {
+  const report = options.onWaitProgress;
+  if (!report) return undefined;
+  const started = performance.now();
+  return setInterval(() => {
+    report(Math.round((performance.now() - started) / 1000), totalSeconds);
+  }, PROGRESS_INTERVAL_MS);
+}
+
+/**
+ * Wait until `check` (a read) returns something other than undefined, for
+ * at most `seconds`. `check` runs at once, then after every commit any
+ * process makes.
+ *
+ * @returns what `check` returned, or undefined at the deadline or when cancelled
+ */
+export async function waitFor<T>(
+  bus: Bus,
+  check: () => T | undefined,
+  seconds: number,
+  options: WaitOptions = {},
+): Promise<T | undefined> {
+  const deadline = performance.now() + seconds * 1000;
+  const progress = startProgress(options, seconds);
+  try {
+    for (;;) {
+      const mark = bus.changes.mark();
+      const found = check();
+      if (found !== undefined) return found;
+      const remaining = deadline - performance.now();
+      if (remaining <= 0 || options.signal?.aborted) return undefined;
+      const outcome = await bus.changes.wait(mark, { timeoutMs: remaining, signal: options.signal })
+        .catch(() => "cancelled" as const);
+      if (outcome === "timeout" || outcome === "cancelled") return check();
+    }
+  } finally {
+    clearInterval(progress);
+  }
+}
