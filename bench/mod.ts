@@ -17,6 +17,7 @@ import { benchFanout } from "./fanout.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLatency } from "./latency.ts";
 import { benchMailbox } from "./mailbox.ts";
+import { benchAnswerLatency } from "./qa.ts";
 import { benchQuality } from "./quality.ts";
 import { type BenchResults, detailTable, record, summaryTable } from "./report.ts";
 import { benchSearch } from "./search.ts";
@@ -48,6 +49,8 @@ try {
   const fanout = await benchFanout(dir, 16, size(100, 20));
   progress("HTTP mailboxes: 8 clients, send + check_mail");
   const mailbox = await benchMailbox(dir, { clients: 8, seconds: size(10, 3) });
+  progress("teacher/student answer latency");
+  const answer = await benchAnswerLatency(dir, size(200, 50));
   progress("search");
   const search = await benchSearch(dir, quick ? [10_000] : [10_000, 100_000]);
   progress("start-up");
@@ -64,6 +67,7 @@ try {
     throughput,
     fanout,
     mailbox,
+    answer,
     search,
     startup,
     scan,

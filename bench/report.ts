@@ -21,6 +21,7 @@ export interface BenchResults {
   throughput: ThroughputResult[];
   fanout: Distribution;
   mailbox: MailboxResult;
+  answer: Distribution;
   search: { points: SearchPoint[]; rssMB: number; loadSeconds: number };
   startup: { medianMs: number; idleRssMB: number };
   scan: Distribution;
@@ -132,7 +133,7 @@ export function summaryTable(r: BenchResults): string {
 
 /** Every measurement of the run. */
 export function detailTable(r: BenchResults): string {
-  const { latency, idle, fanout, mailbox, search, startup, scan, quality } = r;
+  const { latency, idle, fanout, mailbox, answer, search, startup, scan, quality } = r;
   const rows: string[][] = [
     [
       `Delivery latency p50 / p95 / p99 / max (${latency.samples} samples)`,
@@ -169,6 +170,10 @@ export function detailTable(r: BenchResults): string {
     [
       "HTTP mailboxes: messages sent, lost, duplicated",
       `${count(mailbox.sent)}, ${mailbox.lost}, ${mailbox.duplicated}`,
+    ],
+    [
+      `Teacher publish to waiting student ask, p50 / p99 (${answer.samples} questions)`,
+      `${ms(answer.p50)} / ${ms(answer.p99)}`,
     ],
     ...search.points.map((p) => [
       `Search fts at ${count(p.messages)} messages, p50 / p99 (${p.latency.samples} queries)`,
