@@ -31,6 +31,8 @@ export interface ResolvedConfig {
   busyTimeoutMs: number;
   /** Lowest level written to stderr. */
   logLevel: LogLevel;
+  /** NO_COLOR is set: the CLI prints no colours even on a terminal. */
+  noColor: boolean;
   /** Semantic search: where and how to get embeddings. */
   embeddings: EmbeddingsConfig;
   /** Most unread messages one agent's mailbox may hold. */
@@ -209,6 +211,7 @@ export function loadConfig(env: Env): { config: ResolvedConfig; warnings: Config
       max: 600_000,
     }),
     logLevel: readLogLevel(env, warnings),
+    noColor: (env.NO_COLOR ?? "") !== "",
     embeddings: readEmbeddings(env, warnings, int),
     maxMailboxDepth: int({
       variable: "AGENT_BUS_MAX_MAILBOX_DEPTH",

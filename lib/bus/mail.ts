@@ -25,6 +25,7 @@ import {
   hasUnread,
   insertMail,
   livePeers,
+  mailboxTotals,
   type MailRow,
   peekMail,
   popMail,
@@ -201,6 +202,16 @@ export function unreadMail(bus: Bus, agent: string): number {
 export function peersOf(bus: Bus, self: string): { self: string; peers: string[] } {
   const peers = bus.store.read(() => livePeers(bus.store, bus.now())).filter((n) => n !== self);
   return { self, peers };
+}
+
+/** Unread and total mail per agent, busiest first. */
+export function mailboxes(bus: Bus): { agent: string; unread: number; total: number }[] {
+  return bus.store.read(() => mailboxTotals(bus.store));
+}
+
+/** The peer-bus servers registered now. */
+export function registeredPeers(bus: Bus): string[] {
+  return bus.store.read(() => livePeers(bus.store, bus.now()));
 }
 
 /** The body of a message as a peer-bus client sees it: JSON as is, text as a JSON string. */

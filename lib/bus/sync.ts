@@ -31,10 +31,11 @@ import {
   setNextSeq,
 } from "../store/messages.ts";
 import type { Store } from "../store/mod.ts";
-import { bumpTopicsVersion } from "../store/topics.ts";
+import { bumpTopicsVersion, type TopicRow } from "../store/topics.ts";
 import { newId } from "./ids.ts";
 import { type Message, toMessage } from "./messages.ts";
 import { type Bus, write } from "./mod.ts";
+import { MAX_AGENT_NAME_CHARS } from "./names.ts";
 import type { Identity } from "./session.ts";
 import { requireTopic } from "./topics.ts";
 import { cleanName, metadataJson } from "./validate.ts";
@@ -167,19 +168,45 @@ export async function sync(
   };
 }
 
-function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: PreparedItem[]): Round {
-  const store = bus.store;
-  const topic = requireTopic(store, args.topicId);
-  if (items.length > 0 && topic.status === "closed") {
+/**
+ * Post messages as `sender` without joining the topic: a person at the
+ * operator's command line. Agents receive them through `sync` like any
+ * other message; `client_message_id` makes retries safe here too.
+ *
+ * @throws {BusError} `TOPIC_NOT_FOUND`, `TOPIC_CLOSED`, `INVALID_ARGUMENT`, `DB_BUSY`
+ */
+export async function postAs(
+  bus: Bus,
+  args: { topicId: string; sender: string; outbox: OutgoingMessage[] },
+): Promise<{ message: Message; duplicate: boolean }[]> {
+  const sender = cleanName(args.sender, "sender", MAX_AGENT_NAME_CHARS);
+  const items = prepareOutbox(bus, args.outbox);
+  return await write(bus, () => {
+    const topic = requireTopic(bus.store, args.topicId);
+    ensureOpen(topic);
+    return insertOutbox(bus, sender, topic.topic_id, items, bus.now());
+  });
+}
+
+function ensureOpen(topic: TopicRow): void {
+  if (topic.status === "closed") {
     throw new BusError(
       "TOPIC_CLOSED",
       `Topic "${topic.topic_id}" is closed; nothing was sent. Open a new topic to keep talking`,
       { context: { topic_id: topic.topic_id } },
     );
   }
+}
+
+function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: PreparedItem[]): Round {
+  const store = bus.store;
+  const topic = requireTopic(store, args.topicId);
+  if (items.length > 0) ensureOpen(topic);
   const now = bus.now();
   let cursor = touchCursor(store, topic.topic_id, identity.agentName, now);
-  const sent = items.length > 0 ? insertOutbox(bus, identity, topic.topic_id, items, now) : [];
+  const sent = items.length > 0
+    ? insertOutbox(bus, identity.agentName, topic.topic_id, items, now)
+    : [];
 
   if (args.ackThrough !== undefined) {
     const latest = latestSeq(store, topic.topic_id);
@@ -214,7 +241,7 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
 
 function insertOutbox(
   bus: Bus,
-  identity: Identity,
+  sender: string,
   topicId: string,
   items: PreparedItem[],
   now: number,
@@ -228,7 +255,7 @@ function insertOutbox(
       const existing = findByClientMessageId(
         store,
         topicId,
-        identity.agentName,
+        sender,
         item.clientMessageId,
       );
       if (existing) {
@@ -245,7 +272,7 @@ function insertOutbox(
       message_id: unusedMessageId(store),
       topic_id: topicId,
       seq,
-      sender: identity.agentName,
+      sender,
       message_type: item.messageType,
       reply_to: item.replyTo,
       content_markdown: item.contentMarkdown,

@@ -101,3 +101,11 @@ export function livePeers(store: Store, now: number): string[] {
     name: string;
   }[]).map((row) => row.name);
 }
+
+/** Unread and total mail per recipient, busiest first. */
+export function mailboxTotals(store: Store): { agent: string; unread: number; total: number }[] {
+  return store.stmt(
+    `SELECT to_agent AS agent, SUM(done = 0) AS unread, COUNT(*) AS total FROM bus_mailbox
+     GROUP BY to_agent ORDER BY unread DESC, agent`,
+  ).all() as unknown as { agent: string; unread: number; total: number }[];
+}

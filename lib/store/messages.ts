@@ -150,3 +150,11 @@ export function hasMessagesAfter(store: Store, query: Omit<AfterQuery, "limit">)
     "SELECT 1 FROM messages WHERE topic_id = ? AND seq > ? AND sender <> ? LIMIT 1",
   ).get(query.topicId, query.afterSeq, query.excludeSender) !== undefined;
 }
+
+/** The last `limit` messages of a topic, oldest first. */
+export function lastMessages(store: Store, topicId: string, limit: number): MessageRow[] {
+  return store.stmt(
+    `SELECT * FROM (SELECT * FROM messages WHERE topic_id = ? ORDER BY seq DESC LIMIT ?)
+     ORDER BY seq`,
+  ).all(topicId, limit) as unknown as MessageRow[];
+}

@@ -121,3 +121,34 @@ export function schemaMismatch(path: string, detail: string): BusError {
       `or point AGENT_BUS_DB at another file`,
   );
 }
+
+/** Where a database stands against this build's migrations. */
+export interface MigrationState {
+  /** `empty` (no tables: everything will be created), `mismatch` (not ours), or `ours`. */
+  kind: "empty" | "mismatch" | "ours";
+  detail?: string;
+  /** Our migration level stored in the file (0 when none). */
+  current: number;
+  /** This build's level. */
+  target: number;
+  /** Migrations the next open will apply, oldest first. */
+  pending: { version: number; description: string }[];
+}
+
+/** Read, without changing anything, which of our migrations `db` still needs. */
+export function migrationState(db: DatabaseSync): MigrationState {
+  const state = inspect(db);
+  const pending = (from: number) =>
+    EXT_MIGRATIONS.filter((m) => m.version > from).map((m) => ({
+      version: m.version,
+      description: m.description,
+    }));
+  if (state.kind === "empty") {
+    return { kind: "empty", current: 0, target: EXT_VERSION, pending: pending(0) };
+  }
+  if (state.kind === "mismatch") {
+    return { kind: "mismatch", detail: state.detail, current: 0, target: EXT_VERSION, pending: [] };
+  }
+  const current = extVersion(db);
+  return { kind: "ours", current, target: EXT_VERSION, pending: pending(current) };
+}

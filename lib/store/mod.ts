@@ -35,7 +35,9 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { BusError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
-import { ensureSchema, schemaMismatch } from "./migrate.ts";
+import { ensureSchema, type MigrationState, migrationState, schemaMismatch } from "./migrate.ts";
+
+export type { MigrationState } from "./migrate.ts";
 
 /** Naps (ms) between the first attempts to take the write lock, spent blocking. */
 const LOCK_NAPS_MS = [
@@ -194,6 +196,26 @@ export class Store {
     }
   }
 
+  /**
+   * Rebuild the file without free pages and empty the WAL. Waits up to
+   * `busyTimeoutMs` for other writers (VACUUM cannot run in a transaction,
+   * so it cannot use the store's own lock naps).
+   */
+  vacuum(): void {
+    const db = this.#connection(true);
+    try {
+      db.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
+      try {
+        db.exec("VACUUM");
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } finally {
+        db.exec("PRAGMA busy_timeout = 0");
+      }
+    } catch (error) {
+      throw this.#fail(error);
+    }
+  }
+
   /** Close the connection for good (process shutdown). */
   close(): void {
     this.#closeConnection();
@@ -308,6 +330,25 @@ export function openStore(path: string, options: StoreOptions): Store {
   const store = new Store(path, options);
   store.check();
   return store;
+}
+
+/**
+ * Which of our migrations the database at `path` still needs, read without
+ * creating or changing anything (undefined when there is no file).
+ */
+export function readMigrationState(path: string): MigrationState | undefined {
+  if (path === ":memory:") return undefined;
+  try {
+    Deno.statSync(path);
+  } catch {
+    return undefined;
+  }
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return migrationState(db);
+  } finally {
+    db.close();
+  }
 }
 
 /**

@@ -92,3 +92,59 @@ export function bumpTopicsVersion(store: Store): void {
     "UPDATE meta SET value = CAST(COALESCE(value, '0') AS INTEGER) + 1 WHERE key = 'topics_version'",
   ).run();
 }
+
+/** Activity of one topic, for the operator's listings. */
+export interface TopicActivity {
+  messages: number;
+  last_seq: number;
+  last_message_at: number | null;
+  /** Agents whose cursor moved since the cut-off. */
+  active_agents: number;
+}
+
+/** Message count, last seq and time, and recently active agents of a topic. */
+export function topicActivity(store: Store, topicId: string, activeSince: number): TopicActivity {
+  const counts = store.stmt(
+    "SELECT COUNT(*) AS n, MAX(seq) AS s, MAX(created_at) AS t FROM messages WHERE topic_id = ?",
+  ).get(topicId) as { n: number; s: number | null; t: number | null };
+  const active = store.stmt(
+    "SELECT COUNT(*) AS n FROM cursors WHERE topic_id = ? AND updated_at >= ?",
+  ).get(topicId, activeSince) as { n: number };
+  return {
+    messages: counts.n,
+    last_seq: counts.s ?? 0,
+    last_message_at: counts.t,
+    active_agents: active.n,
+  };
+}
+
+/** Give a topic a new name (message bodies are never touched). */
+export function renameTopic(store: Store, topicId: string, name: string): void {
+  store.stmt("UPDATE topics SET name = ? WHERE topic_id = ?").run(name, topicId);
+}
+
+/** Rows removed by {@linkcode deleteTopic}, per table. */
+export interface DeletedRows {
+  messages: number;
+  cursors: number;
+  reservations: number;
+  questions: number;
+}
+
+/**
+ * Delete a topic and everything in it: messages (their search rows and
+ * vectors go with them, by trigger), cursors, name reservations, its seq
+ * counter and its questions.
+ */
+export function deleteTopic(store: Store, topicId: string): DeletedRows {
+  const count = (sql: string) => Number(store.stmt(sql).run(topicId).changes);
+  const deleted = {
+    messages: count("DELETE FROM messages WHERE topic_id = ?"),
+    cursors: count("DELETE FROM cursors WHERE topic_id = ?"),
+    reservations: count("DELETE FROM agent_name_reservations WHERE topic_id = ?"),
+    questions: count("DELETE FROM questions WHERE topic_id = ?"),
+  };
+  count("DELETE FROM topic_seq WHERE topic_id = ?");
+  count("DELETE FROM topics WHERE topic_id = ?");
+  return deleted;
+}

@@ -1,0 +1,61 @@
+/**
+ * SQL for `agent-bus db stats`: row counts of every table family and the
+ * facts SQLite keeps about the file.
+ *
+ * @module
+ */
+
+import type { Store } from "./mod.ts";
+
+/** What `db stats` reports from inside the database. */
+export interface DbCounts {
+  topics: { open: number; closed: number };
+  messages: number;
+  questions: { pending: number; answered: number; cancelled: number };
+  mail: { unread: number; total: number };
+  /** Messages whose code-aware search terms are not computed yet. */
+  search_backlog: number;
+  vectors: { chunks: number; models: number };
+  sqlite: {
+    version: string;
+    page_size: number;
+    page_count: number;
+    freelist_count: number;
+    journal_mode: string;
+  };
+}
+
+/** Count everything; run inside `store.read()`. */
+export function dbCounts(store: Store): DbCounts {
+  const one = (sql: string): number =>
+    Number(Object.values(store.stmt(sql).get() as object)[0] ?? 0);
+  const byStatus = (sql: string): Map<string, number> =>
+    new Map((store.stmt(sql).all() as { k: string; n: number }[]).map((r) => [r.k, r.n]));
+  const topics = byStatus("SELECT status AS k, COUNT(*) AS n FROM topics GROUP BY status");
+  const questions = byStatus("SELECT status AS k, COUNT(*) AS n FROM questions GROUP BY status");
+  return {
+    topics: { open: topics.get("open") ?? 0, closed: topics.get("closed") ?? 0 },
+    messages: one("SELECT COUNT(*) FROM messages"),
+    questions: {
+      pending: questions.get("pending") ?? 0,
+      answered: questions.get("answered") ?? 0,
+      cancelled: questions.get("cancelled") ?? 0,
+    },
+    mail: {
+      unread: one("SELECT COUNT(*) FROM bus_mailbox WHERE done = 0"),
+      total: one("SELECT COUNT(*) FROM bus_mailbox"),
+    },
+    search_backlog: one("SELECT COUNT(*) FROM bus_terms_queue"),
+    vectors: {
+      chunks: one("SELECT COUNT(*) FROM bus_chunks"),
+      models: one("SELECT COUNT(DISTINCT model) FROM bus_chunks"),
+    },
+    sqlite: {
+      version: String(Object.values(store.stmt("SELECT sqlite_version()").get() as object)[0]),
+      page_size: one("PRAGMA page_size"),
+      page_count: one("PRAGMA page_count"),
+      freelist_count: one("PRAGMA freelist_count"),
+      journal_mode: String(Object.values(store.stmt("PRAGMA journal_mode").get() as object)[0]),
+    },
+  };
+}
