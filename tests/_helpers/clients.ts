@@ -11,6 +11,7 @@ export const CLIENT_PACKAGES = {
   claude: "@anthropic-ai/claude-code@2.1.197",
   gemini: "@google/gemini-cli@0.61.0",
   conformance: "@modelcontextprotocol/conformance@0.1.16",
+  opencode: "opencode-ai@1.18.33",
 } as const;
 
 /** Where the clients live, and why they are missing if they are. */

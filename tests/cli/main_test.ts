@@ -4,18 +4,23 @@
 
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { MAIN } from "../_helpers/peer.ts";
-import { run } from "../_helpers/run.ts";
+import { cli } from "../_helpers/cli.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
-function cli(args: string[], env: Record<string, string> = {}) {
-  return run(
-    Deno.execPath(),
-    ["run", "--quiet", "--allow-env", "--allow-read", "--allow-write", MAIN, ...args],
-    env,
-  );
-}
+const COMMANDS = [
+  "topics",
+  "watch",
+  "post",
+  "export",
+  "search",
+  "mail",
+  "http",
+  "install",
+  "uninstall",
+  "doctor",
+  "db",
+];
 
 Deno.test("agent-bus --version prints the package version", async () => {
   const result = await cli(["--version"]);
@@ -26,14 +31,37 @@ Deno.test("agent-bus --version prints the package version", async () => {
 Deno.test("agent-bus --help lists the commands and the environment", async () => {
   const result = await cli(["--help"]);
   assert.equal(result.code, 0);
-  assert.match(result.stdout, /db wipe --yes/);
+  for (
+    const command of COMMANDS
+  ) {
+    assert.match(result.stdout, new RegExp(`^  ${command} `, "m"), command);
+  }
   assert.match(result.stdout, /AGENT_BUS_DB/);
+  assert.match(result.stdout, /--role teacher\|student/);
 });
 
-Deno.test("agent-bus with an unknown option exits 2 with usage", async () => {
-  const result = await cli(["--frobnicate"]);
-  assert.equal(result.code, 2);
-  assert.match(result.stderr, /Usage:/);
+Deno.test("agent-bus with an unknown option or command exits 2 with usage", async () => {
+  for (
+    const args of [["--frobnicate"], ["frobnicate"], ["topics", "frobnicate"], [
+      "topics",
+      "list",
+      "--nope",
+    ]]
+  ) {
+    const result = await cli(args);
+    assert.equal(result.code, 2, args.join(" "));
+    assert.match(result.stderr, /Usage:/, args.join(" "));
+  }
+});
+
+Deno.test("every command has its own --help", async () => {
+  for (
+    const command of COMMANDS
+  ) {
+    const result = await cli([command, "--help"]);
+    assert.equal(result.code, 0, command);
+    assert.match(result.stdout, new RegExp(`^Usage: agent-bus ${command}`), command);
+  }
 });
 
 Deno.test("agent-bus db wipe --yes removes the database and its WAL files", async () => {

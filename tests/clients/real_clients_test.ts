@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { installClients } from "../_helpers/clients.ts";
+import { cli, denoCacheDir } from "../_helpers/cli.ts";
 import { startHttpServer } from "../_helpers/http.ts";
 import { serverCommand } from "../_helpers/peer.ts";
 import { run } from "../_helpers/run.ts";
@@ -15,12 +16,6 @@ import { tmpDir } from "../_helpers/tmp.ts";
 
 const clients = await installClients();
 const skip = clients.unavailable ? ` (SKIPPED: ${clients.unavailable})` : "";
-
-/** Deno's cache, so a server started under another HOME still starts offline. */
-async function denoCacheDir(): Promise<string> {
-  const info = await run(Deno.execPath(), ["info", "--json"]);
-  return (JSON.parse(info.stdout) as { denoDir: string }).denoDir;
-}
 
 /** Configure servers with a client's own `mcp add` commands, then return what `mcp list` prints. */
 async function addThenList(
@@ -157,5 +152,42 @@ Deno.test({
         assert.match(result.stdout + result.stderr, / 0 failed/, `${scenario} on ${path}`);
       }
     }
+  },
+});
+
+Deno.test({
+  name:
+    `agent-bus install writes configs that Claude Code, Gemini CLI and OpenCode connect with${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const env = {
+      HOME: tmp.path,
+      AGENT_BUS_DB: `${tmp.path}/data/bus.sqlite`,
+      XDG_CONFIG_HOME: "",
+    };
+    for (const client of ["claude-code", "gemini", "opencode"]) {
+      const installed = await cli(["install", client], env);
+      assert.equal(installed.code, 0, installed.stderr);
+    }
+    const listEnv = {
+      HOME: tmp.path,
+      PATH: Deno.env.get("PATH") ?? "",
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+    };
+    const claude = await run(clients.bin("claude"), ["mcp", "list"], listEnv);
+    assert.match(claude.stdout, /agent-bus: .*✔ Connected/, claude.stdout + claude.stderr);
+    const gemini = await run(clients.bin("gemini"), ["mcp", "list"], listEnv);
+    assert.match(
+      gemini.stdout + gemini.stderr,
+      /✓ agent-bus: .*Connected/,
+      gemini.stdout + gemini.stderr,
+    );
+    const opencode = await run(clients.bin("opencode"), ["mcp", "list"], listEnv);
+    assert.match(
+      opencode.stdout + opencode.stderr,
+      /✓ agent-bus\s.*connected/,
+      opencode.stdout + opencode.stderr,
+    );
   },
 });

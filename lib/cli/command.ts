@@ -1,0 +1,119 @@
+/**
+ * What every CLI command is, what it gets, and how its arguments are
+ * parsed: Node's `util.parseArgs` (built into Deno: declarative, strict
+ * about unknown options, no dependency to download or audit; the
+ * commands need nothing it lacks).
+ *
+ * @module
+ */
+
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { ConfigWarning, ResolvedConfig } from "../config.ts";
+import type { Logger } from "../log.ts";
+import { type Bus, createBus } from "../bus/mod.ts";
+import { openStore } from "../store/mod.ts";
+
+/** Everything a command may use. */
+export interface CliContext {
+  config: ResolvedConfig;
+  configWarnings: ConfigWarning[];
+  log: Logger;
+  /** The environment (for commands that hand it on, like `install`). */
+  env: Record<string, string | undefined>;
+}
+
+/** One `agent-bus <name>` command. */
+export interface Command {
+  /** One line for the top-level help. */
+  summary: string;
+  /** The command's own `--help`. */
+  usage: string;
+  run(args: string[], ctx: CliContext): Promise<number> | number;
+}
+
+/** A mistake in how the command was called: printed with the usage, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/**
+ * Parse `args` strictly against `options` (plus `--help`).
+ *
+ * @throws {UsageError} on an unknown option or a missing value
+ */
+export function parseCommand<const O extends Options>(args: string[], options: O) {
+  try {
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      options: { ...options, help: { type: "boolean", short: "h" } } as O & {
+        help: { type: "boolean"; short: "h" };
+      },
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** An integer option, or `fallback` when absent. */
+export function intOption(
+  value: string | undefined,
+  name: string,
+  fallback: number,
+  min = 0,
+): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) {
+    throw new UsageError(`--${name} must be an integer >= ${min}, not "${value}"`);
+  }
+  return n;
+}
+
+/** One of `choices`, or `fallback` when absent. */
+export function choiceOption<const C extends readonly string[]>(
+  value: string | undefined,
+  name: string,
+  choices: C,
+  fallback: C[number],
+): C[number] {
+  if (value === undefined) return fallback;
+  if (!choices.includes(value)) {
+    throw new UsageError(`--${name} must be one of ${choices.join(", ")}`);
+  }
+  return value;
+}
+
+/** Open the database for a command; dispose to close it. */
+export function openCliBus(ctx: CliContext): Bus & Disposable {
+  for (const warning of ctx.configWarnings) ctx.log.warn(warning.message);
+  const store = openStore(ctx.config.dbPath, {
+    busyTimeoutMs: ctx.config.busyTimeoutMs,
+    log: ctx.log,
+  });
+  const bus = createBus({ store, config: ctx.config, log: ctx.log });
+  return Object.assign(bus, {
+    [Symbol.dispose]() {
+      bus.changes.close();
+      store.close();
+    },
+  });
+}
+
+/**
+ * The directory the user ran the command in. Under `deno task` the process
+ * runs in the project's folder, and Deno passes the caller's in INIT_CWD.
+ */
+export function userCwd(ctx: CliContext): string {
+  return ctx.env.INIT_CWD || Deno.cwd();
+}
+
+/** `path` made absolute against {@linkcode userCwd}. */
+export function userPath(ctx: CliContext, path: string): string {
+  return /^([\\/]|[A-Za-z]:[\\/])/.test(path) ? path : `${userCwd(ctx)}/${path}`;
+}

@@ -1,0 +1,351 @@
+/**
+ * `agent-bus doctor`: is everything in place? The database file and its
+ * directory, the schema and our migrations, SQLite's FTS5 and WAL, the
+ * embedding endpoint, and every MCP client configured to start
+ * agent-bus. Each finding says how to fix it. Nothing is changed.
+ *
+ * @module
+ */
+
+import { inspectDatabaseFile, sqliteFeatures } from "../../store/inspect.ts";
+import { EmbeddingsClient } from "../../search/embeddings.ts";
+import { loadConfig } from "../../config.ts";
+import { PACKAGE_VERSION } from "../../version.ts";
+import { type CliContext, type Command, parseCommand, UsageError } from "../command.ts";
+import { bytes, createStyle, out, outJson } from "../format.ts";
+import { CLIENT_IDS, CLIENTS, launchOf, type Scope } from "../install/clients.ts";
+import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
+import { MAIN_PATH } from "../install/launch.ts";
+import { placesOf } from "./install.ts";
+
+const USAGE = `Usage: agent-bus doctor [--deep] [--json]
+
+Check the database, SQLite, the embedding endpoint and the MCP clients configured to run
+agent-bus, and say how to fix what is wrong. Changes nothing.
+
+  --deep   Also run SQLite's quick_check over the whole file
+  --json   The findings as JSON`;
+
+/** One finding. */
+export interface Finding {
+  check: string;
+  status: "ok" | "warn" | "fail" | "info";
+  detail: string;
+  fix?: string;
+}
+
+/** The `doctor` command. */
+export const doctorCommand: Command = {
+  summary: "Check the setup and say how to fix what is wrong",
+  usage: USAGE,
+  async run(args, ctx) {
+    const { values, positionals } = parseCommand(args, {
+      deep: { type: "boolean" },
+      json: { type: "boolean" },
+    });
+    if (positionals.length > 0) throw new UsageError("doctor takes no arguments");
+    const findings = [
+      ...checkDatabase(ctx, values.deep ?? false),
+      await checkEmbeddings(ctx),
+      ...await checkClients(ctx),
+    ];
+    const failed = findings.filter((f) => f.status === "fail").length;
+    const warned = findings.filter((f) => f.status === "warn").length;
+    if (values.json) {
+      outJson({ version: PACKAGE_VERSION, ok: failed === 0, findings });
+      return failed ? 1 : 0;
+    }
+    const style = createStyle({ noColor: ctx.config.noColor });
+    const mark = {
+      ok: style.green("✔"),
+      warn: style.yellow("⚠"),
+      fail: style.red("✘"),
+      info: style.dim("·"),
+    };
+    const width = Math.max(...findings.map((f) => f.check.length));
+    out(`agent-bus doctor (${PACKAGE_VERSION})`);
+    for (const f of findings) {
+      out(`${mark[f.status]} ${f.check.padEnd(width)}  ${f.detail}`);
+      if (f.fix) out(`  ${" ".repeat(width)}  ${style.dim("fix:")} ${f.fix}`);
+    }
+    out(`${failed} problem(s), ${warned} warning(s)`);
+    return failed ? 1 : 0;
+  },
+};
+
+function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
+  const path = ctx.config.dbPath;
+  if (path === ":memory:") {
+    return [{
+      check: "Database",
+      status: "warn",
+      detail:
+        "AGENT_BUS_DB is :memory:: every process has its own empty bus, so agents cannot meet",
+      fix: "unset AGENT_BUS_DB or point it at a file",
+    }];
+  }
+  const findings: Finding[] = [];
+  const dir = path.replace(/[\\/][^\\/]*$/, "") || "/";
+  const facts = inspectDatabaseFile(path, { deep });
+  const writable = dirWritable(dir);
+  if (!facts.exists) {
+    findings.push({
+      check: "Database",
+      status: writable ? "info" : "fail",
+      detail: `${path} does not exist yet${
+        writable
+          ? "; it is created on first use"
+          : `, and ${
+            writable === undefined
+              ? "its directory is missing and cannot be created"
+              : `${dir} is not writable`
+          }`
+      }`,
+      fix: writable
+        ? undefined
+        : `make ${dir} writable by this user, or set AGENT_BUS_DB to a writable place`,
+    });
+  } else {
+    findings.push({
+      check: "Database",
+      status: writable ? "ok" : "fail",
+      detail: `${path} (${bytes(facts.bytes)}, WAL ${bytes(facts.walBytes)})${
+        writable ? "" : `; ${dir} is not writable`
+      }`,
+      fix: writable ? undefined : `servers need to write ${dir} (for the WAL): fix its permissions`,
+    });
+  }
+  if (facts.error) {
+    findings.push({
+      check: "Schema",
+      status: "fail",
+      detail: `cannot read the file: ${facts.error}`,
+      fix:
+        "if it is not an Agent Bus database, point AGENT_BUS_DB elsewhere or `agent-bus db wipe --yes`",
+    });
+  } else if (facts.migration?.kind === "mismatch") {
+    findings.push({
+      check: "Schema",
+      status: "fail",
+      detail: `not an Agent Bus v6 database: ${facts.migration.detail}`,
+      fix: "`agent-bus db wipe --yes` (deletes it) or point AGENT_BUS_DB at another file",
+    });
+  } else if (facts.migration?.kind === "ours") {
+    const { current, target, pending } = facts.migration;
+    findings.push(
+      pending.length === 0
+        ? {
+          check: "Schema",
+          status: "ok",
+          detail: `Agent Bus v6, our tables at level ${current} of ${target}`,
+        }
+        : {
+          check: "Schema",
+          status: "info",
+          detail:
+            `Agent Bus v6, our tables at level ${current}; ${pending.length} migration(s) to apply`,
+          fix: "`agent-bus db migrate` (or start any server: it migrates on open; data is kept)",
+        },
+    );
+  }
+  if (facts.quickCheck !== undefined) {
+    findings.push(
+      facts.quickCheck === "ok" ? { check: "Integrity", status: "ok", detail: "quick_check ok" } : {
+        check: "Integrity",
+        status: "fail",
+        detail: facts.quickCheck,
+        fix: "restore from a backup; `agent-bus export` what is readable",
+      },
+    );
+  }
+  const sqlite = sqliteFeatures();
+  // Only our own databases must be in WAL mode; a foreign file is reported under Schema.
+  const wal = facts.migration?.kind !== "ours" || facts.journalMode === "wal";
+  findings.push({
+    check: "SQLite",
+    status: sqlite.fts5 && wal ? "ok" : "fail",
+    detail: `${sqlite.version}, FTS5 ${sqlite.fts5 ? "available" : "MISSING"}` +
+      (facts.journalMode ? `, journal mode ${facts.journalMode}` : ""),
+    fix: !sqlite.fts5
+      ? "this build lacks FTS5: use an official agent-bus binary or Deno 2.9"
+      : !wal
+      ? "another program switched the file out of WAL; start any agent-bus server to switch it back"
+      : undefined,
+  });
+  return findings;
+}
+
+/** true: writable; false: exists but not writable; undefined: missing and cannot be created. */
+function dirWritable(dir: string): boolean | undefined {
+  try {
+    Deno.statSync(dir);
+  } catch {
+    const parent = dir.replace(/[\\/][^\\/]*$/, "") || "/";
+    return parent === dir ? undefined : dirWritable(parent) ? true : undefined;
+  }
+  const probe = `${dir}/.agent-bus-doctor-${Deno.pid}`;
+  try {
+    Deno.writeTextFileSync(probe, "");
+    Deno.removeSync(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function checkEmbeddings(ctx: CliContext): Promise<Finding> {
+  const e = ctx.config.embeddings;
+  const client = new EmbeddingsClient({
+    url: e.url,
+    api: e.api,
+    apiKey: e.apiKey,
+    timeoutMs: Math.min(e.timeoutMs, 3000),
+    retryMs: 0,
+  });
+  try {
+    const [vector] = await client.embed(["agent-bus doctor"], { model: e.model, kind: "query" });
+    const api = client.status().api ?? e.api;
+    return {
+      check: "Embeddings",
+      status: "ok",
+      detail: `${e.url} (${api}) answers with ${
+        vector!.length
+      }-dimension vectors for ${e.model}: semantic search is on`,
+    };
+  } catch (error) {
+    return {
+      check: "Embeddings",
+      status: "warn",
+      detail: `${e.url} (${e.model}): ${
+        error instanceof Error ? error.message : String(error)
+      }. Search works, as full text only`,
+      fix: e.url === "http://127.0.0.1:11434"
+        ? `install Ollama and run \`ollama pull ${e.model}\`, or set AGENT_BUS_EMBEDDINGS_URL to an OpenAI-compatible server`
+        : "start the endpoint, or fix AGENT_BUS_EMBEDDINGS_URL / AGENT_BUS_EMBEDDING_MODEL",
+    };
+  }
+}
+
+async function checkClients(ctx: CliContext): Promise<Finding[]> {
+  const places = placesOf(ctx);
+  const findings: Finding[] = [];
+  const missing: string[] = [];
+  for (const id of CLIENT_IDS) {
+    const client = CLIENTS[id];
+    let found = false;
+    for (const scope of ["user", "project"] as Scope[]) {
+      const path = client.path(scope, places);
+      let text: string;
+      try {
+        text = await Deno.readTextFile(path);
+      } catch {
+        continue;
+      }
+      let config: Record<string, unknown>;
+      try {
+        config = client.format === "toml" ? readTomlConfig(path, text) : readJsonConfig(path, text);
+      } catch (error) {
+        findings.push({ check: client.title, status: "warn", detail: (error as Error).message });
+        continue;
+      }
+      let servers: unknown = config;
+      for (const key of client.serversKey) {
+        servers = (servers as Record<string, unknown> | undefined)?.[key];
+      }
+      for (const [name, entry] of Object.entries((servers ?? {}) as Record<string, unknown>)) {
+        const launch = launchOf(client, entry);
+        if (!launch || !isAgentBus(name, launch.command, launch.args)) continue;
+        found = true;
+        findings.push(checkEntry(ctx, `${client.title}`, `${scope}: "${name}"`, launch));
+      }
+    }
+    if (!found) missing.push(id);
+  }
+  if (missing.length > 0) {
+    findings.push({
+      check: "Clients",
+      status: "info",
+      detail: `not configured: ${missing.join(", ")}`,
+      fix: "`agent-bus install <client>` for each agent that should join",
+    });
+  }
+  return findings;
+}
+
+function isAgentBus(name: string, command: string, args: string[]): boolean {
+  return /agent-bus/i.test(name) || /agent-bus/i.test(command.split(/[\\/]/).pop() ?? "") ||
+    args.some((arg) => arg === MAIN_PATH || /agent[-_]bus.*main\.ts$/.test(arg));
+}
+
+function checkEntry(
+  ctx: CliContext,
+  title: string,
+  where: string,
+  launch: { command: string; args: string[]; env: Record<string, string> },
+): Finding {
+  if (!commandExists(launch.command, ctx.env.PATH ?? "")) {
+    return {
+      check: title,
+      status: "fail",
+      detail: `${where} runs ${launch.command}, which does not exist or is not executable`,
+      fix: `\`agent-bus install ${clientIdOf(title)}\` again from the agent-bus you use now`,
+    };
+  }
+  const script = launch.args.find((arg) => arg.endsWith("main.ts"));
+  if (script && !exists(script)) {
+    return {
+      check: title,
+      status: "fail",
+      detail: `${where} runs ${script}, which no longer exists`,
+      fix: `\`agent-bus install ${clientIdOf(title)}\` again from the current checkout`,
+    };
+  }
+  // The database this entry's server will open (its own env, else the default).
+  const db = loadConfig({
+    HOME: ctx.env.HOME,
+    USERPROFILE: ctx.env.USERPROFILE,
+    AGENT_BUS_DB: launch.env.AGENT_BUS_DB,
+  })
+    .config.dbPath;
+  if (db !== ctx.config.dbPath) {
+    return {
+      check: title,
+      status: "warn",
+      detail: `${where} uses ${db}, not ${ctx.config.dbPath}: its agent will not see the others`,
+      fix: `\`agent-bus install ${clientIdOf(title)}\` with the same AGENT_BUS_DB for every client`,
+    };
+  }
+  return {
+    check: title,
+    status: "ok",
+    detail: `${where} → ${[launch.command, ...launch.args].join(" ").slice(0, 120)}`,
+  };
+}
+
+function clientIdOf(title: string): string {
+  return CLIENT_IDS.find((id) => CLIENTS[id].title === title) ?? "<client>";
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function commandExists(command: string, pathVar: string): boolean {
+  const executable = (file: string) => {
+    try {
+      const info = Deno.statSync(file);
+      return info.isFile && (Deno.build.os === "windows" || ((info.mode ?? 0o111) & 0o111) !== 0);
+    } catch {
+      return false;
+    }
+  };
+  if (/[\\/]/.test(command)) return executable(command);
+  return pathVar.split(Deno.build.os === "windows" ? ";" : ":").some((dir) =>
+    dir && executable(`${dir}/${command}`)
+  );
+}

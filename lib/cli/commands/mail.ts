@@ -1,0 +1,117 @@
+/**
+ * `agent-bus mail …`: the direct mailboxes from the command line: send as
+ * any agent, list mailboxes or peek into one, drain one, list running
+ * peer-bus servers.
+ *
+ * @module
+ */
+
+import { drainMail, mailboxes, peekMailbox, registeredPeers, sendMail } from "../../bus/mail.ts";
+import { type Command, intOption, openCliBus, parseCommand, UsageError } from "../command.ts";
+import { ago, createStyle, out, outJson, table } from "../format.ts";
+
+const USAGE = `Usage: agent-bus mail <command> [options]
+
+Commands:
+  send TO TEXT [--from NAME] [--id ID]   Put a message in TO's mailbox (from "operator" by
+                                         default; TEXT "-" reads stdin; --id makes retries safe)
+  list [AGENT] [--limit N]               Every mailbox with its unread count; with AGENT, its
+                                         unread messages (left unread)
+  drain AGENT                            Take every unread message of AGENT (marks them read)
+  peers                                  Peer-bus servers running now
+
+Every command takes --json.`;
+
+/** The `mail` command group. */
+export const mailCommand: Command = {
+  summary: "Send, list and drain direct mail; list running peers",
+  usage: USAGE,
+  async run(args, ctx) {
+    const { values, positionals } = parseCommand(args, {
+      from: { type: "string" },
+      id: { type: "string" },
+      limit: { type: "string" },
+      json: { type: "boolean" },
+    });
+    const [sub, ...rest] = positionals;
+    using bus = openCliBus(ctx);
+    const style = createStyle({ noColor: ctx.config.noColor });
+    switch (sub) {
+      case "send": {
+        if (rest.length !== 2) throw new UsageError("mail send needs TO and TEXT (or - for stdin)");
+        const content = rest[1] === "-" ? await new Response(Deno.stdin.readable).text() : rest[1]!;
+        const result = await sendMail(bus, {
+          from: values.from ?? "operator",
+          to: rest[0]!,
+          content,
+          format: "text",
+          source: "cli",
+          id: values.id,
+        });
+        if (values.json) outJson({ msg_id: result.id, duplicate: result.duplicate });
+        else out(`${result.duplicate ? "Already sent" : "Sent"} ${result.id} to ${rest[0]}`);
+        return 0;
+      }
+      case "list": {
+        if (rest.length > 1) throw new UsageError("mail list takes at most one AGENT");
+        if (rest.length === 0) {
+          const boxes = mailboxes(bus);
+          if (values.json) outJson(boxes);
+          else if (boxes.length === 0) out("No mail yet.");
+          else {out(
+              table(
+                ["AGENT", "UNREAD", "TOTAL"],
+                boxes.map((b) => [b.agent, String(b.unread), String(b.total)]),
+              ),
+            );}
+          return 0;
+        }
+        const { messages, unread } = peekMailbox(
+          bus,
+          rest[0]!,
+          intOption(values.limit, "limit", 50, 1),
+        );
+        if (values.json) outJson({ agent: rest[0], unread, messages });
+        else if (messages.length === 0) out(`No unread mail for ${rest[0]}.`);
+        else {
+          out(
+            `${unread} unread for ${rest[0]}${
+              unread > messages.length ? ` (showing ${messages.length})` : ""
+            }:`,
+          );
+          for (const m of messages) {
+            out(
+              `${style.dim(m.id)} ${style.byName(m.from)} ${
+                style.dim(ago(m.created))
+              }: ${m.content}`,
+            );
+          }
+        }
+        return 0;
+      }
+      case "drain": {
+        if (rest.length !== 1) throw new UsageError("mail drain needs one AGENT");
+        const all = [];
+        for (;;) {
+          const { messages, hasMore } = await drainMail(bus, rest[0]!);
+          all.push(...messages);
+          if (!hasMore) break;
+        }
+        if (values.json) outJson(all);
+        else if (all.length === 0) out(`No unread mail for ${rest[0]}.`);
+        else for (const m of all) out(`${style.dim(m.id)} ${style.byName(m.from)}: ${m.content}`);
+        return 0;
+      }
+      case "peers": {
+        const peers = registeredPeers(bus);
+        if (values.json) outJson(peers);
+        else out(peers.length ? peers.join("\n") : "No peer-bus servers are running.");
+        return 0;
+      }
+      case undefined:
+        throw new UsageError("mail needs a command");
+      default:
+        throw new UsageError(`Unknown mail command "${sub}"`);
+    }
+  },
+};

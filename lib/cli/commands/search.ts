@@ -1,0 +1,81 @@
+/**
+ * `agent-bus search QUERY`: the `messages_search` engine from the command
+ * line (same modes, filters and fallbacks).
+ *
+ * @module
+ */
+
+import { findTopic } from "../../bus/admin.ts";
+import { SearchEngine } from "../../search/mod.ts";
+import {
+  choiceOption,
+  type Command,
+  intOption,
+  openCliBus,
+  parseCommand,
+  UsageError,
+} from "../command.ts";
+import { createStyle, err, localTime, out, outJson } from "../format.ts";
+
+const USAGE = `Usage: agent-bus search QUERY [options]
+
+  --mode MODE     hybrid (default), fts or semantic
+  --topic TOPIC   Only this topic (id or name)
+  --limit N       Most results (default 20, at most 100)
+  --sender NAME   Only messages from this sender
+  --json          The full result, as the tool returns it`;
+
+/** The `search` command. */
+export const searchCommand: Command = {
+  summary: "Search every message (full text and semantic)",
+  usage: USAGE,
+  async run(args, ctx) {
+    const { values, positionals } = parseCommand(args, {
+      mode: { type: "string" },
+      topic: { type: "string" },
+      limit: { type: "string" },
+      sender: { type: "string" },
+      json: { type: "boolean" },
+    });
+    if (positionals.length === 0) throw new UsageError("search needs a QUERY");
+    using bus = openCliBus(ctx);
+    const style = createStyle({ noColor: ctx.config.noColor });
+    const engine = new SearchEngine({ store: bus.store, config: ctx.config, log: ctx.log });
+    try {
+      const result = await engine.search({
+        query: positionals.join(" "),
+        mode: choiceOption(values.mode, "mode", ["hybrid", "fts", "semantic"] as const, "hybrid"),
+        limit: intOption(values.limit, "limit", 20, 1),
+        topicId: values.topic ? findTopic(bus, values.topic).topic_id : undefined,
+        sender: values.sender,
+        includeContent: false,
+      }, { highlight: style.enabled ? ["\x1b[1;33m", "\x1b[0m"] : ["«", "»"] });
+      if (values.json) {
+        outJson(result);
+        return 0;
+      }
+      for (const warning of result.warnings) {
+        err(style.yellow(`note: ${warning.message ?? warning.code}`));
+      }
+      if (result.results.length === 0) {
+        out("No matches.");
+        return 0;
+      }
+      for (const hit of result.results) {
+        const score = hit.score !== undefined
+          ? `score ${hit.score.toFixed(3)}`
+          : hit.semantic_score != null
+          ? `similarity ${hit.semantic_score.toFixed(3)}`
+          : `rank ${hit.rank?.toFixed(2) ?? "-"}`;
+        out(
+          `${style.bold(hit.topic_name ?? hit.topic_id)} #${hit.seq} ${style.byName(hit.sender)} ` +
+            style.dim(`${localTime(hit.created_at)} · ${score} · ${hit.message_id}`),
+        );
+        out(`    ${hit.snippet.replace(/\s+/g, " ").trim()}`);
+      }
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};

@@ -1,0 +1,97 @@
+/**
+ * `agent-bus [options]` with no command: the stdio MCP server an MCP client
+ * starts, with the tool set chosen by `--profile` or `--role`.
+ *
+ * @module
+ */
+
+import { cleanMailAgent } from "../../bus/mail.ts";
+import type { ResolvedConfig } from "../../config.ts";
+import type { PushMode } from "../../mcp/mailbox_push.ts";
+import type { ProfileName } from "../../mcp/profiles.ts";
+import { serveStdio } from "../../transports/stdio.ts";
+import { choiceOption, type CliContext, parseCommand, UsageError } from "../command.ts";
+
+const PROFILES = [
+  "peer",
+  "peerbus",
+  "mailbox",
+  "teacher",
+  "student",
+] as const satisfies readonly ProfileName[];
+const PUSH_MODES = ["resources", "claude-channel", "none"] as const satisfies readonly PushMode[];
+
+/** The stdio server's options, for the top-level help. */
+export const SERVE_OPTIONS = `Options (stdio server):
+  --profile peer|peerbus|mailbox|teacher|student
+                            Tool set: peer (topics, default), peerbus (bus.send, bus.broadcast,
+                            bus.peers, bus.drain), mailbox (send_to_agent, check_mail),
+                            teacher/student (onboarding Q&A)
+  --role teacher|student    Same as --profile teacher|student (default MCP_ROLE)
+  --agent NAME              Mail identity of peerbus/mailbox, or who asks/answers for
+                            student/teacher (default AGENT_BUS_AGENT)
+  --server-name NAME        serverInfo.name reported to the client (default agent-bus)
+  --no-drain                Hide bus.drain (peerbus)
+  --push resources|claude-channel|none
+                            How new mail is announced (default resources)`;
+
+/**
+ * Serve MCP on stdio with the options in `args`.
+ *
+ * @returns the exit code once the client has gone
+ */
+export async function serveFromArgs(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommand(args, {
+    profile: { type: "string" },
+    role: { type: "string" },
+    agent: { type: "string" },
+    "server-name": { type: "string" },
+    "no-drain": { type: "boolean" },
+    push: { type: "string" },
+  });
+  if (positionals.length > 0) throw new UsageError(`Unknown command "${positionals[0]}"`);
+  const { profile, agent } = chooseProfile(values, ctx.config);
+  await serveStdio({
+    profile,
+    config: ctx.config,
+    configWarnings: ctx.configWarnings,
+    log: ctx.log,
+    agent,
+    serverName: values["server-name"]?.trim() || undefined,
+    noDrain: values["no-drain"] ?? false,
+    push: choiceOption(values.push, "push", PUSH_MODES, "resources"),
+  });
+  return 0;
+}
+
+/**
+ * The profile from `--profile`, `--role` or `MCP_ROLE`, and its agent name
+ * from `--agent` or `AGENT_BUS_AGENT` (required by the mail profiles,
+ * optional for the roles, unused by the peer profile).
+ */
+function chooseProfile(
+  values: { profile?: string; role?: string; agent?: string },
+  config: ResolvedConfig,
+): { profile: ProfileName; agent: string | undefined } {
+  const role = values.role ?? config.role;
+  if (role !== undefined && role !== "teacher" && role !== "student") {
+    throw new UsageError(`--role must be teacher or student, not "${role}"`);
+  }
+  if (values.profile !== undefined && values.role !== undefined && values.profile !== values.role) {
+    throw new UsageError(
+      `--profile ${values.profile} and --role ${values.role} disagree; give one`,
+    );
+  }
+  const profile = choiceOption(values.profile ?? role, "profile", PROFILES, "peer");
+  if (profile === "peer") return { profile, agent: undefined };
+  const agent = values.agent?.trim() || config.agent;
+  if (!agent) {
+    if (profile === "teacher" || profile === "student") return { profile, agent: undefined };
+    throw new UsageError(`--profile ${profile} needs a name: --agent NAME or AGENT_BUS_AGENT`);
+  }
+  try {
+    return { profile, agent: cleanMailAgent(agent, "agent") };
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * `agent-bus topics …`: list, show, create, close, rename, delete topics
+ * and see who is present.
+ *
+ * @module
+ */
+
+import {
+  deleteTopic,
+  findTopic,
+  latestMessages,
+  PRESENCE_WINDOW_SECONDS,
+  renameTopic,
+  topicSummaries,
+  topicSummary,
+} from "../../bus/admin.ts";
+import { topicPresence } from "../../bus/presence.ts";
+import { closeTopic, createTopic, MAX_TOPIC_LIST } from "../../bus/topics.ts";
+import {
+  choiceOption,
+  type CliContext,
+  type Command,
+  intOption,
+  openCliBus,
+  parseCommand,
+  UsageError,
+} from "../command.ts";
+import { ago, createStyle, out, outJson, table } from "../format.ts";
+import { renderMessageLines } from "../render.ts";
+
+const USAGE = `Usage: agent-bus topics <command> [options]
+
+Commands:
+  list [--status open|closed|all] [--limit N]   Topics newest first, with message counts,
+                                                last activity and agents present (default open)
+  show TOPIC [--messages N]                     One topic, who is present, its last N messages (10)
+  create NAME [--new]                           Open a topic (reuses an open one of that name
+                                                unless --new)
+  close TOPIC [--reason TEXT]                   Close a topic to new messages
+  rename TOPIC NEW_NAME                         Rename a topic (message bodies are not touched)
+  delete TOPIC --yes                            Delete a topic and everything in it
+  presence TOPIC [--window SECONDS]             Agents that read the topic recently (300)
+
+TOPIC is a topic id or a name (the newest open topic of that name, else the newest closed one).
+Every command takes --json for machine-readable output.`;
+
+/** The `topics` command group. */
+export const topicsCommand: Command = {
+  summary: "List, show, create, close, rename and delete topics; see who is present",
+  usage: USAGE,
+  async run(args, ctx) {
+    const { values, positionals } = parseCommand(args, {
+      json: { type: "boolean" },
+      status: { type: "string" },
+      limit: { type: "string" },
+      messages: { type: "string" },
+      reason: { type: "string" },
+      new: { type: "boolean" },
+      yes: { type: "boolean", short: "y" },
+      window: { type: "string" },
+    });
+    const [sub, ...rest] = positionals;
+    const json = values.json ?? false;
+    const needArgs = (count: number, what: string): string[] => {
+      if (rest.length !== count) throw new UsageError(`topics ${sub} needs ${what}`);
+      return rest;
+    };
+    switch (sub) {
+      case "list":
+        return list(ctx, {
+          status: choiceOption(values.status, "status", ["open", "closed", "all"] as const, "open"),
+          limit: intOption(values.limit, "limit", 200, 1),
+          json,
+        });
+      case "show":
+        return show(
+          ctx,
+          needArgs(1, "a TOPIC")[0]!,
+          intOption(values.messages, "messages", 10),
+          json,
+        );
+      case "create": {
+        const [name] = needArgs(1, "a NAME");
+        using bus = openCliBus(ctx);
+        const { topic, reused } = await createTopic(bus, {
+          name,
+          mode: values.new ? "new" : "reuse",
+        });
+        if (json) outJson({ ...topic, reused });
+        else out(`${reused ? "Reused" : "Created"} topic "${topic.name}" (${topic.topic_id})`);
+        return 0;
+      }
+      case "close": {
+        using bus = openCliBus(ctx);
+        const topic = findTopic(bus, needArgs(1, "a TOPIC")[0]!);
+        const { topic: closed, warnings } = await closeTopic(bus, {
+          topicId: topic.topic_id,
+          reason: values.reason,
+        });
+        if (json) outJson({ ...closed, warnings });
+        else {out(
+            warnings.length
+              ? `Topic "${closed.name}" was already closed`
+              : `Closed topic "${closed.name}" (${closed.topic_id})`,
+          );}
+        return 0;
+      }
+      case "rename": {
+        const [ref, name] = needArgs(2, "a TOPIC and a NEW_NAME");
+        using bus = openCliBus(ctx);
+        const { topic, previous, changed } = await renameTopic(
+          bus,
+          findTopic(bus, ref!).topic_id,
+          name!,
+        );
+        if (json) outJson({ ...topic, previous_name: previous, changed });
+        else {out(
+            changed
+              ? `Renamed "${previous}" to "${topic.name}" (${topic.topic_id})`
+              : `Topic is already named "${topic.name}"; nothing changed`,
+          );}
+        return 0;
+      }
+      case "delete": {
+        const [ref] = needArgs(1, "a TOPIC");
+        if (!values.yes) {
+          throw new UsageError(
+            "topics delete removes the topic and all its messages; add --yes to confirm",
+          );
+        }
+        using bus = openCliBus(ctx);
+        const topic = findTopic(bus, ref!);
+        const deleted = await deleteTopic(bus, topic.topic_id);
+        if (json) outJson({ topic_id: topic.topic_id, name: topic.name, deleted });
+        else {
+          out(
+            `Deleted topic "${topic.name}" (${topic.topic_id}): ${deleted.messages} message(s), ` +
+              `${deleted.cursors} cursor(s), ${deleted.reservations} reserved name(s), ${deleted.questions} question(s)`,
+          );
+        }
+        return 0;
+      }
+      case "presence":
+        return presence(
+          ctx,
+          needArgs(1, "a TOPIC")[0]!,
+          intOption(values.window, "window", PRESENCE_WINDOW_SECONDS, 1),
+          json,
+        );
+      case undefined:
+        throw new UsageError("topics needs a command");
+      default:
+        throw new UsageError(`Unknown topics command "${sub}"`);
+    }
+  },
+};
+
+function list(
+  ctx: CliContext,
+  options: { status: "open" | "closed" | "all"; limit: number; json: boolean },
+): number {
+  using bus = openCliBus(ctx);
+  const topics = topicSummaries(bus, {
+    status: options.status,
+    limit: Math.min(options.limit, MAX_TOPIC_LIST),
+  });
+  if (options.json) {
+    outJson(topics);
+    return 0;
+  }
+  if (topics.length === 0) {
+    out(`No ${options.status === "all" ? "" : `${options.status} `}topics.`);
+    return 0;
+  }
+  const style = createStyle({ noColor: ctx.config.noColor });
+  out(table(
+    ["TOPIC_ID", "NAME", "STATUS", "MESSAGES", "LAST ACTIVITY", "PRESENT"],
+    topics.map((t) => [
+      t.topic_id,
+      t.name,
+      t.status === "open" ? style.green("open") : style.dim("closed"),
+      String(t.messages),
+      ago(t.last_message_at ?? t.created_at),
+      String(t.active_agents),
+    ]),
+  ));
+  return 0;
+}
+
+function show(ctx: CliContext, ref: string, count: number, json: boolean): number {
+  using bus = openCliBus(ctx);
+  const summary = topicSummary(bus, findTopic(bus, ref).topic_id);
+  const present = topicPresence(bus, {
+    topicId: summary.topic_id,
+    windowSeconds: PRESENCE_WINDOW_SECONDS,
+    limit: 100,
+  });
+  const messages = count > 0 ? latestMessages(bus, summary.topic_id, count) : [];
+  if (json) {
+    outJson({ ...summary, present: present.peers, messages });
+    return 0;
+  }
+  const style = createStyle({ noColor: ctx.config.noColor });
+  const lines = [
+    `${style.bold(summary.name)} (${summary.topic_id}), ${summary.status}` +
+    (summary.close_reason ? `: ${summary.close_reason}` : ""),
+    `Messages: ${summary.messages} (last seq ${summary.last_seq}, ${ago(summary.last_message_at)})`,
+    `Present: ${
+      present.peers.length
+        ? present.peers.map((p) => `${p.agent_name} (${ago(p.updated_at)})`).join(", ")
+        : "nobody in the last 5 minutes"
+    }`,
+  ];
+  if (summary.metadata) lines.push(`Metadata: ${JSON.stringify(summary.metadata)}`);
+  if (messages.length) {
+    lines.push(
+      "",
+      ...messages.map((m) => renderMessageLines(m, style, { full: false })),
+    );
+  }
+  out(lines.join("\n"));
+  return 0;
+}
+
+function presence(ctx: CliContext, ref: string, windowSeconds: number, json: boolean): number {
+  using bus = openCliBus(ctx);
+  const result = topicPresence(bus, {
+    topicId: findTopic(bus, ref).topic_id,
+    windowSeconds,
+    limit: 1000,
+  });
+  if (json) {
+    outJson(result);
+    return 0;
+  }
+  if (result.peers.length === 0) {
+    out(`Nobody read this topic in the last ${windowSeconds} s.`);
+    return 0;
+  }
+  out(table(
+    ["AGENT", "LAST SEQ", "LAST SEEN"],
+    result.peers.map((p) => [p.agent_name, String(p.last_seq), ago(p.updated_at, result.now)]),
+  ));
+  return 0;
+}

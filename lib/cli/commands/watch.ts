@@ -1,0 +1,94 @@
+/**
+ * `agent-bus watch TOPIC`: a live tail of a topic. It wakes on commits the
+ * way a waiting `sync` does (the change feed: file events plus SQLite's
+ * data_version), so a message shows within milliseconds, and it writes
+ * nothing. Ctrl-C or SIGTERM ends it cleanly; so does the topic closing or
+ * being deleted.
+ *
+ * @module
+ */
+
+import { findTopic, latestMessages, messagesFrom, topicSummary } from "../../bus/admin.ts";
+import type { Message } from "../../bus/messages.ts";
+import { BusError } from "../../errors.ts";
+import { type Command, intOption, openCliBus, parseCommand, UsageError } from "../command.ts";
+import { createStyle, err, out } from "../format.ts";
+import { renderMessageLines } from "../render.ts";
+
+const USAGE = `Usage: agent-bus watch TOPIC [--from SEQ | --last N] [--full] [--json]
+
+Print a topic's messages as they arrive, until Ctrl-C.
+
+  --from SEQ   Start at this seq (default: the last 10 messages, then new ones)
+  --last N     Start with the last N messages (0: only new ones)
+  --full       Whole bodies instead of one-line previews
+  --json       One JSON object per message per line`;
+
+const BATCH = 500;
+
+/** The `watch` command. */
+export const watchCommand: Command = {
+  summary: "Follow a topic live",
+  usage: USAGE,
+  async run(args, ctx) {
+    const { values, positionals } = parseCommand(args, {
+      from: { type: "string" },
+      last: { type: "string" },
+      full: { type: "boolean" },
+      json: { type: "boolean" },
+    });
+    if (positionals.length !== 1) throw new UsageError("watch needs one TOPIC");
+    if (values.from !== undefined && values.last !== undefined) {
+      throw new UsageError("give --from or --last, not both");
+    }
+    using bus = openCliBus(ctx);
+    const topic = findTopic(bus, positionals[0]!);
+    const style = createStyle({ noColor: ctx.config.noColor });
+    const print = (message: Message) =>
+      out(
+        values.json
+          ? JSON.stringify(message)
+          : renderMessageLines(message, style, { full: values.full ?? false }),
+      );
+
+    let after: number;
+    if (values.from !== undefined) {
+      after = intOption(values.from, "from", 1, 1) - 1;
+    } else {
+      const backlog = latestMessages(bus, topic.topic_id, intOption(values.last, "last", 10));
+      backlog.forEach(print);
+      after = backlog.at(-1)?.seq ?? topicSummary(bus, topic.topic_id).last_seq;
+    }
+    // On stderr, so it also tells a --json reader that the watch now follows.
+    const notice = createStyle({ noColor: ctx.config.noColor, stream: "stderr" });
+    err(notice.dim(`Watching "${topic.name}" (${topic.topic_id}); Ctrl-C to stop`));
+
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+    for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+    try {
+      while (!stop.signal.aborted) {
+        const mark = bus.changes.mark();
+        const batch = messagesFrom(bus, topic.topic_id, after, BATCH);
+        batch.forEach(print);
+        after = batch.at(-1)?.seq ?? after;
+        if (batch.length === BATCH) continue;
+        if (batch.length === 0 && topicSummary(bus, topic.topic_id).status === "closed") {
+          err(notice.dim("The topic is closed."));
+          return 0;
+        }
+        await bus.changes.wait(mark, { timeoutMs: 60_000, signal: stop.signal }).catch(() => {});
+      }
+      return 0;
+    } catch (error) {
+      if (error instanceof BusError && error.code === "TOPIC_NOT_FOUND") {
+        err("The topic was deleted.");
+        return 1;
+      }
+      throw error;
+    } finally {
+      for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+    }
+  },
+};

@@ -1,0 +1,149 @@
+/**
+ * Where each MCP client keeps its server list, in which format, and what
+ * one server entry looks like there. Paths follow each client's own
+ * documentation for user and project scope.
+ *
+ * @module
+ */
+
+/** The clients `agent-bus install` knows. */
+export const CLIENT_IDS = [
+  "claude-code",
+  "codex",
+  "gemini",
+  "cursor",
+  "opencode",
+  "vscode",
+] as const;
+export type ClientId = typeof CLIENT_IDS[number];
+export type Scope = "user" | "project";
+
+/** How to start the server: a command, its arguments, its environment. */
+export interface Launch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** Where a client's settings live. */
+export interface Places {
+  home: string;
+  cwd: string;
+  env: Record<string, string | undefined>;
+  os: typeof Deno.build.os;
+}
+
+/** One client's config file and entry shape. */
+export interface ClientSpec {
+  id: ClientId;
+  title: string;
+  format: "json" | "toml";
+  /** The file for a scope. */
+  path(scope: Scope, places: Places): string;
+  /** Key path of the map of servers inside the file. */
+  serversKey: string[];
+  /** The entry for one server. */
+  entry(launch: Launch): Record<string, unknown>;
+  /** Keys a brand-new file starts with. */
+  skeleton?: Record<string, unknown>;
+}
+
+const join = (...parts: string[]) => parts.join("/").replace(/\/+/g, "/");
+
+function vscodeUserDir(places: Places): string {
+  if (places.os === "darwin") return join(places.home, "Library/Application Support/Code/User");
+  if (places.os === "windows") {
+    return join(places.env.APPDATA || join(places.home, "AppData/Roaming"), "Code/User");
+  }
+  return join(places.env.XDG_CONFIG_HOME || join(places.home, ".config"), "Code/User");
+}
+
+const stdioEntry = (launch: Launch, extra: Record<string, unknown> = {}) => ({
+  ...extra,
+  command: launch.command,
+  args: launch.args,
+  ...(Object.keys(launch.env).length ? { env: launch.env } : {}),
+});
+
+/** Every client, by id. */
+export const CLIENTS: Record<ClientId, ClientSpec> = {
+  "claude-code": {
+    id: "claude-code",
+    title: "Claude Code",
+    format: "json",
+    path: (scope, p) => scope === "user" ? join(p.home, ".claude.json") : join(p.cwd, ".mcp.json"),
+    serversKey: ["mcpServers"],
+    entry: (launch) => stdioEntry(launch, { type: "stdio" }),
+  },
+  codex: {
+    id: "codex",
+    title: "Codex",
+    format: "toml",
+    path: (scope, p) =>
+      scope === "user"
+        ? join(p.env.CODEX_HOME || join(p.home, ".codex"), "config.toml")
+        : join(p.cwd, ".codex/config.toml"),
+    serversKey: ["mcp_servers"],
+    entry: (launch) => stdioEntry(launch),
+  },
+  gemini: {
+    id: "gemini",
+    title: "Gemini CLI",
+    format: "json",
+    path: (scope, p) => join(scope === "user" ? p.home : p.cwd, ".gemini/settings.json"),
+    serversKey: ["mcpServers"],
+    entry: (launch) => stdioEntry(launch),
+  },
+  cursor: {
+    id: "cursor",
+    title: "Cursor",
+    format: "json",
+    path: (scope, p) => join(scope === "user" ? p.home : p.cwd, ".cursor/mcp.json"),
+    serversKey: ["mcpServers"],
+    entry: (launch) => stdioEntry(launch),
+  },
+  opencode: {
+    id: "opencode",
+    title: "OpenCode",
+    format: "json",
+    path: (scope, p) =>
+      scope === "user"
+        ? join(p.env.XDG_CONFIG_HOME || join(p.home, ".config"), "opencode/opencode.json")
+        : join(p.cwd, "opencode.json"),
+    serversKey: ["mcp"],
+    entry: (launch) => ({
+      type: "local",
+      command: [launch.command, ...launch.args],
+      enabled: true,
+      ...(Object.keys(launch.env).length ? { environment: launch.env } : {}),
+    }),
+    skeleton: { $schema: "https://opencode.ai/config.json" },
+  },
+  vscode: {
+    id: "vscode",
+    title: "VS Code",
+    format: "json",
+    path: (scope, p) =>
+      scope === "user" ? join(vscodeUserDir(p), "mcp.json") : join(p.cwd, ".vscode/mcp.json"),
+    serversKey: ["servers"],
+    entry: (launch) => stdioEntry(launch, { type: "stdio" }),
+  },
+};
+
+/** The launch an entry of `client`'s config describes (the inverse of `entry`). */
+export function launchOf(client: ClientSpec, entry: unknown): Launch | undefined {
+  if (entry === null || typeof entry !== "object") return undefined;
+  const e = entry as Record<string, unknown>;
+  const strings = (value: unknown) => Array.isArray(value) ? value.map(String) : [];
+  const env = (value: unknown) =>
+    value !== null && typeof value === "object"
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]))
+      : {};
+  if (client.id === "opencode") {
+    const [command, ...args] = strings(e.command);
+    return command === undefined ? undefined : { command, args, env: env(e.environment) };
+  }
+  return typeof e.command === "string"
+    ? { command: e.command, args: strings(e.args), env: env(e.env) }
+    : undefined;
+}
