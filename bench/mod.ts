@@ -25,6 +25,7 @@ import { benchStartup } from "./startup.ts";
 import { commit, machine } from "./_system.ts";
 import { benchThroughput, type ThroughputResult } from "./throughput.ts";
 import { benchVectorScan } from "./vectors.ts";
+import { benchWatch } from "./watch.ts";
 
 const { values } = parseArgs({ args: Deno.args, options: { quick: { type: "boolean" } } });
 const quick = values.quick ?? false;
@@ -51,6 +52,8 @@ try {
   const mailbox = await benchMailbox(dir, { clients: 8, seconds: size(10, 3) });
   progress("teacher/student answer latency");
   const answer = await benchAnswerLatency(dir, size(200, 50));
+  progress("agent-bus watch latency");
+  const watch = await benchWatch(dir, size(200, 50));
   progress("search");
   const search = await benchSearch(dir, quick ? [10_000] : [10_000, 100_000]);
   progress("start-up");
@@ -68,6 +71,7 @@ try {
     fanout,
     mailbox,
     answer,
+    watch,
     search,
     startup,
     scan,

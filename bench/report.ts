@@ -22,6 +22,7 @@ export interface BenchResults {
   fanout: Distribution;
   mailbox: MailboxResult;
   answer: Distribution;
+  watch: Distribution;
   search: { points: SearchPoint[]; rssMB: number; loadSeconds: number };
   startup: { medianMs: number; idleRssMB: number };
   scan: Distribution;
@@ -84,6 +85,7 @@ export function summaryTable(r: BenchResults): string {
       `${r.mailbox.lost} / ${r.mailbox.duplicated}`,
       r.mailbox.lost === 0 && r.mailbox.duplicated === 0,
     ],
+    ["`agent-bus watch` shows a message (p99)", "≤ 100 ms", ms(r.watch.p99), r.watch.p99 <= 100],
     [
       "Search p50, fts, 100k messages",
       "≤ 5 ms",
@@ -133,7 +135,7 @@ export function summaryTable(r: BenchResults): string {
 
 /** Every measurement of the run. */
 export function detailTable(r: BenchResults): string {
-  const { latency, idle, fanout, mailbox, answer, search, startup, scan, quality } = r;
+  const { latency, idle, fanout, mailbox, answer, watch, search, startup, scan, quality } = r;
   const rows: string[][] = [
     [
       `Delivery latency p50 / p95 / p99 / max (${latency.samples} samples)`,
@@ -170,6 +172,10 @@ export function detailTable(r: BenchResults): string {
     [
       "HTTP mailboxes: messages sent, lost, duplicated",
       `${count(mailbox.sent)}, ${mailbox.lost}, ${mailbox.duplicated}`,
+    ],
+    [
+      `agent-bus watch: agent's sync to the printed line, p50 / p99 (${watch.samples} messages)`,
+      `${ms(watch.p50)} / ${ms(watch.p99)}`,
     ],
     [
       `Teacher publish to waiting student ask, p50 / p99 (${answer.samples} questions)`,
