@@ -222,8 +222,15 @@ Deno.test("search finds messages with the same engine as the tool", async () => 
   const env = { AGENT_BUS_DB: dbPath, AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9" };
   const text = await cli(["search", "config", "--mode", "fts"], env);
   assert.equal(text.code, 0, text.stderr);
-  assert.match(text.stdout, /^room #1 alice /);
+  assert.match(text.stdout, /^room #1 alice .* · rank -?\d+\.\d\d · /);
   assert.match(text.stdout, /«config»/);
+  const fallback = await cli(["search", "loadConfig"], env);
+  assert.match(fallback.stderr, /Semantic search is unavailable/);
+  assert.match(
+    fallback.stdout,
+    /^room #1 alice .* · rank -?\d+\.\d\d · /,
+    "hybrid falls back to ranks",
+  );
   assert.doesNotMatch(text.stdout, /chatter/);
   const json = JSON.parse(
     (await cli(["search", "load", "config", "--json", "--topic", "room"], env)).stdout,

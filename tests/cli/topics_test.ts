@@ -55,7 +55,7 @@ async function seed(): Promise<Scene> {
 
 Deno.test("topics list shows counts, last activity and presence, as a table or JSON", async () => {
   await using scene = await seed();
-  const { alice, alphaId, dbPath, env } = scene;
+  const { alphaId, env } = scene;
   const json = await cli(["topics", "list", "--json"], env);
   assert.equal(json.code, 0, json.stderr);
   const topics = JSON.parse(json.stdout) as Record<string, unknown>[];
@@ -79,7 +79,7 @@ Deno.test("topics list shows counts, last activity and presence, as a table or J
 
 Deno.test("topics show and presence tell who is there and what was said", async () => {
   await using scene = await seed();
-  const { alice, alphaId, dbPath, env } = scene;
+  const { alphaId, env } = scene;
   const shown = await cli(["topics", "show", "alpha"], env);
   assert.equal(shown.code, 0, shown.stderr);
   assert.match(shown.stdout, new RegExp(`^alpha \\(${alphaId}\\), open`));

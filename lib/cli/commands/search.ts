@@ -66,7 +66,7 @@ export const searchCommand: Command = {
           ? `score ${hit.score.toFixed(3)}`
           : hit.semantic_score != null
           ? `similarity ${hit.semantic_score.toFixed(3)}`
-          : `rank ${hit.rank?.toFixed(2) ?? "-"}`;
+          : `rank ${(hit.rank ?? hit.fts_rank)?.toFixed(2) ?? "-"}`;
         out(
           `${style.bold(hit.topic_name ?? hit.topic_id)} #${hit.seq} ${style.byName(hit.sender)} ` +
             style.dim(`${localTime(hit.created_at)} · ${score} · ${hit.message_id}`),
