@@ -8,7 +8,14 @@
  */
 
 import { BusError } from "../errors.ts";
-import { lastMessages, messagesAfter } from "../store/messages.ts";
+import { nextWaitEnd, presenceSince } from "../store/cursors.ts";
+import {
+  lastMessagePosition,
+  lastMessages,
+  messagesAfter,
+  messagesBefore,
+  messagesSince,
+} from "../store/messages.ts";
 import { type DbCounts, dbCounts } from "../store/stats.ts";
 import {
   bumpTopicsVersion,
@@ -21,6 +28,7 @@ import {
   type TopicActivity,
   topicActivity,
   type TopicStatusFilter,
+  topicsVersion,
 } from "../store/topics.ts";
 import { type Message, toMessage } from "./messages.ts";
 import { type Bus, write } from "./mod.ts";
@@ -64,6 +72,11 @@ export function topicSummaries(
       ...topicActivity(bus.store, row.topic_id, since),
     }))
   );
+}
+
+/** A counter that moves whenever a topic is created, closed, renamed or deleted. */
+export function topicListVersion(bus: Bus): number {
+  return bus.store.read(() => topicsVersion(bus.store));
 }
 
 /** One topic with its activity. */
@@ -131,6 +144,100 @@ export function messagesFrom(
 /** The last `count` messages of a topic, oldest first. */
 export function latestMessages(bus: Bus, topicId: string, count: number): Message[] {
   return bus.store.read(() => lastMessages(bus.store, topicId, count).map(toMessage));
+}
+
+/**
+ * One page of a topic's messages, oldest first: after `afterSeq`, or the
+ * newest ones before `beforeSeq`, or (neither) the newest ones.
+ */
+export function messagesPage(
+  bus: Bus,
+  topicId: string,
+  page: { afterSeq?: number; beforeSeq?: number; limit: number },
+): { messages: Message[]; has_more: boolean } {
+  return bus.store.read(() => {
+    requireTopic(bus.store, topicId);
+    const n = page.limit + 1;
+    const rows = page.afterSeq !== undefined
+      ? messagesAfter(bus.store, {
+        topicId,
+        afterSeq: page.afterSeq,
+        excludeSender: null,
+        limit: n,
+      })
+      : page.beforeSeq !== undefined
+      ? messagesBefore(bus.store, topicId, page.beforeSeq, n)
+      : lastMessages(bus.store, topicId, n);
+    const more = rows.length > page.limit;
+    // After a seq the extra row is the newest; otherwise the oldest.
+    const kept = !more ? rows : page.afterSeq !== undefined ? rows.slice(0, -1) : rows.slice(1);
+    return { messages: kept.map(toMessage), has_more: more };
+  });
+}
+
+/** A message in the database's global order: `position` only grows. */
+export interface MessageEvent {
+  position: number;
+  message: Message;
+}
+
+/** Messages of every topic stored after `position`, in order (at most `limit`). */
+export function messagesSincePosition(bus: Bus, position: number, limit: number): MessageEvent[] {
+  return bus.store.read(() =>
+    messagesSince(bus.store, position, limit).map((row) => ({
+      position: row.event_id,
+      message: toMessage(row),
+    }))
+  );
+}
+
+/** The position of the newest message (0 when there are none). */
+export function latestPosition(bus: Bus): number {
+  return bus.store.read(() => lastMessagePosition(bus.store));
+}
+
+/** An agent present in a topic, and whether its `sync` is waiting right now. */
+export interface PresentAgent {
+  agent_name: string;
+  last_seq: number;
+  updated_at: number;
+  age_seconds: number;
+  waiting: boolean;
+}
+
+/** Who is present where, and when that next changes by itself (an agent ages out). */
+export interface PresenceOverview {
+  now: number;
+  topics: Record<string, PresentAgent[]>;
+  /** Unix time of the next change without a write, if any. */
+  next_change_at: number | null;
+}
+
+/** Most present agents one overview lists. */
+const MAX_PRESENCE_ROWS = 5000;
+
+/** Agents present in every topic (read in the last `windowSeconds`). */
+export function presenceOverview(
+  bus: Bus,
+  windowSeconds = PRESENCE_WINDOW_SECONDS,
+): PresenceOverview {
+  const now = bus.now();
+  return bus.store.read(() => {
+    const rows = presenceSince(bus.store, now - windowSeconds, now, MAX_PRESENCE_ROWS);
+    const topics: Record<string, PresentAgent[]> = {};
+    let next = nextWaitEnd(bus.store, now) ?? Infinity;
+    for (const row of rows) {
+      (topics[row.topic_id] ??= []).push({
+        agent_name: row.agent_name,
+        last_seq: row.last_seq,
+        updated_at: row.updated_at,
+        age_seconds: Math.max(0, Math.round(now - row.updated_at)),
+        waiting: row.waiting === 1,
+      });
+      next = Math.min(next, row.updated_at + windowSeconds);
+    }
+    return { now, topics, next_change_at: Number.isFinite(next) ? next : null };
+  });
 }
 
 /** Row counts and SQLite facts of the database. */

@@ -17,7 +17,13 @@
  */
 
 import { BusError, invalidArgument, type Warning } from "../errors.ts";
-import { type CursorRow, setCursor, touchCursor } from "../store/cursors.ts";
+import {
+  clearWaiting,
+  type CursorRow,
+  markWaiting,
+  setCursor,
+  touchCursor,
+} from "../store/cursors.ts";
 import {
   findByClientMessageId,
   hasMessagesAfter,
@@ -123,11 +129,20 @@ export async function sync(
 
   const deadline = performance.now() + waitSeconds * 1000;
   let mark = bus.changes.mark();
-  const first = await write(bus, () => syncRound(bus, identity, args, items));
+  // A wait about to start is recorded in the same transaction (the console's
+  // "waiting" presence), and cleared by the one that ends it: no extra commits.
+  const first = await write(bus, () => {
+    const round = syncRound(bus, identity, args, items);
+    if (round.received.length === 0 && waitSeconds > 0) {
+      markWaiting(bus.store, args.topicId, identity.agentName, bus.now() + waitSeconds);
+    }
+    return round;
+  });
   let round = first;
   if (round.received.length === 0 && waitSeconds > 0) {
     bus.log.debug("sync waiting", { topic_id: args.topicId, agent_name: identity.agentName });
     const progress = startProgress(options, waitSeconds);
+    let waiting = true;
     try {
       for (;;) {
         const remaining = deadline - performance.now();
@@ -144,14 +159,25 @@ export async function sync(
         );
         if (!unread) continue;
         // Read (and on timeout, touch presence) without resending or re-acking.
-        round = await write(
-          bus,
-          () => syncRound(bus, identity, { ...args, ackThrough: undefined }, []),
-        );
-        if (round.received.length > 0 || outcome === "timeout") break;
+        round = await write(bus, () => {
+          const next = syncRound(bus, identity, { ...args, ackThrough: undefined }, []);
+          if (next.received.length > 0 || outcome === "timeout") {
+            clearWaiting(bus.store, args.topicId, identity.agentName);
+          }
+          return next;
+        });
+        if (round.received.length > 0 || outcome === "timeout") {
+          waiting = false;
+          break;
+        }
       }
     } finally {
       clearInterval(progress);
+      // Cancelled or failed: take the mark back (best effort; it expires anyway).
+      if (waiting) {
+        await write(bus, () => clearWaiting(bus.store, args.topicId, identity.agentName))
+          .catch(() => {});
+      }
     }
   }
   const status = round.received.length > 0 ? "ready" : waitSeconds > 0 ? "timeout" : "empty";

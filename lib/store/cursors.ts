@@ -69,3 +69,52 @@ export function recentCursors(
      ORDER BY updated_at DESC, agent_name LIMIT ?`,
   ).all(topicId, since, limit) as unknown as CursorRow[];
 }
+
+/** A present peer of any topic, and whether it is waiting in `sync` now. */
+export interface PresenceRow extends CursorRow {
+  waiting: 0 | 1;
+}
+
+/**
+ * Cursors of every topic touched at or after `since` (most recent first),
+ * each marked when a `sync` of that peer is waiting at `now`.
+ */
+export function presenceSince(
+  store: Store,
+  since: number,
+  now: number,
+  limit: number,
+): PresenceRow[] {
+  return store.stmt(
+    `SELECT c.*, EXISTS (
+       SELECT 1 FROM bus_waiters w
+       WHERE w.topic_id = c.topic_id AND w.agent_name = c.agent_name AND w.until > ?
+     ) AS waiting
+     FROM cursors c WHERE c.updated_at >= ?
+     ORDER BY c.updated_at DESC, c.agent_name LIMIT ?`,
+  ).all(now, since, limit) as unknown as PresenceRow[];
+}
+
+/** Record that a peer's `sync` waits on a topic until `until` (at the latest). */
+export function markWaiting(store: Store, topicId: string, agentName: string, until: number): void {
+  store.stmt(
+    `INSERT INTO bus_waiters (topic_id, agent_name, until) VALUES (?, ?, ?)
+     ON CONFLICT (topic_id, agent_name) DO UPDATE SET until = excluded.until`,
+  ).run(topicId, agentName, until);
+}
+
+/** The peer's `sync` stopped waiting. */
+export function clearWaiting(store: Store, topicId: string, agentName: string): void {
+  store.stmt("DELETE FROM bus_waiters WHERE topic_id = ? AND agent_name = ?").run(
+    topicId,
+    agentName,
+  );
+}
+
+/** The earliest end of a wait after `now`, if any (when presence changes by itself). */
+export function nextWaitEnd(store: Store, now: number): number | undefined {
+  const row = store.stmt("SELECT MIN(until) AS t FROM bus_waiters WHERE until > ?").get(now) as {
+    t: number | null;
+  };
+  return row.t ?? undefined;
+}

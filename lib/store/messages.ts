@@ -158,3 +158,32 @@ export function lastMessages(store: Store, topicId: string, limit: number): Mess
      ORDER BY seq`,
   ).all(topicId, limit) as unknown as MessageRow[];
 }
+
+/** Messages with seq < `beforeSeq`, the newest `limit` of them, oldest first. */
+export function messagesBefore(
+  store: Store,
+  topicId: string,
+  beforeSeq: number,
+  limit: number,
+): MessageRow[] {
+  return store.stmt(
+    `SELECT * FROM (SELECT * FROM messages WHERE topic_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?)
+     ORDER BY seq`,
+  ).all(topicId, beforeSeq, limit) as unknown as MessageRow[];
+}
+
+/** A message with its position in the database's global order (its rowid). */
+export type OrderedMessageRow = MessageRow & { event_id: number };
+
+/** Messages of every topic stored after position `afterId`, in order. */
+export function messagesSince(store: Store, afterId: number, limit: number): OrderedMessageRow[] {
+  return store.stmt(
+    "SELECT rowid AS event_id, * FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  ).all(afterId, limit) as unknown as OrderedMessageRow[];
+}
+
+/** The position of the last stored message (0 when none). */
+export function lastMessagePosition(store: Store): number {
+  return (store.stmt("SELECT COALESCE(MAX(rowid), 0) AS id FROM messages").get() as { id: number })
+    .id;
+}

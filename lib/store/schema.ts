@@ -273,6 +273,20 @@ CREATE INDEX IF NOT EXISTS idx_questions_topic_status_askedat
   ON questions (topic_id, status, asked_at);
 `,
   },
+  {
+    version: 6,
+    description: "who is waiting in sync (the web console's presence)",
+    // Written in the transaction that starts a wait and cleared by the one that
+    // ends it; `until` bounds a row left behind by a crashed process.
+    sql: `
+CREATE TABLE IF NOT EXISTS bus_waiters (
+  topic_id TEXT NOT NULL,
+  agent_name TEXT NOT NULL,
+  until REAL NOT NULL,
+  PRIMARY KEY (topic_id, agent_name)
+);
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

@@ -93,6 +93,14 @@ export function bumpTopicsVersion(store: Store): void {
   ).run();
 }
 
+/** The current `meta.topics_version` (0 when absent). */
+export function topicsVersion(store: Store): number {
+  const row = store.stmt("SELECT value FROM meta WHERE key = 'topics_version'").get() as
+    | { value: string | null }
+    | undefined;
+  return Number(row?.value ?? 0) || 0;
+}
+
 /** Activity of one topic, for the operator's listings. */
 export interface TopicActivity {
   messages: number;
@@ -144,6 +152,7 @@ export function deleteTopic(store: Store, topicId: string): DeletedRows {
     reservations: count("DELETE FROM agent_name_reservations WHERE topic_id = ?"),
     questions: count("DELETE FROM questions WHERE topic_id = ?"),
   };
+  count("DELETE FROM bus_waiters WHERE topic_id = ?");
   count("DELETE FROM topic_seq WHERE topic_id = ?");
   count("DELETE FROM topics WHERE topic_id = ?");
   return deleted;

@@ -125,7 +125,7 @@ Deno.test("db migrate upgrades an older database of ours in place, keeping its d
 
   const dry = JSON.parse((await cli(["db", "migrate", "--dry-run", "--json"], env)).stdout);
   assert.equal(dry.from, 3);
-  assert.deepEqual(dry.pending.map((m: { version: number }) => m.version), [4, 5]);
+  assert.deepEqual(dry.pending.map((m: { version: number }) => m.version), [4, 5, 6]);
   const untouched = new DatabaseSync(dbPath, { readOnly: true });
   assert.equal(
     untouched.prepare("SELECT name FROM sqlite_master WHERE name = 'questions'").get(),
@@ -137,9 +137,9 @@ Deno.test("db migrate upgrades an older database of ours in place, keeping its d
   assert.equal(applied.code, 0, applied.stderr);
   assert.match(
     applied.stdout,
-    /Applied 2 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student/,
+    /Applied 3 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting/,
   );
-  assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 5\)/);
+  assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 6\)/);
   await using peer = await startPeer({ dbPath });
   const found = await peer.ok("messages_search", { query: "survives", mode: "fts" }) as {
     results: unknown[];

@@ -7,9 +7,8 @@
  * @module
  */
 
-import { findTopic, messagesFrom, topicSummary } from "../../bus/admin.ts";
-import type { Message } from "../../bus/messages.ts";
-import type { Topic } from "../../bus/topics.ts";
+import { findTopic, topicSummary } from "../../bus/admin.ts";
+import { exportJson, exportMarkdown, exportMessages } from "../../bus/export.ts";
 import {
   choiceOption,
   type Command,
@@ -30,10 +29,6 @@ Write a topic's messages, oldest first.
   -o, --output  Write to FILE instead of stdout
   --after-seq   Only messages after this seq (a delta export)`;
 
-const BATCH = 1000;
-/** The most messages one export holds. */
-export const MAX_EXPORT_MESSAGES = 1_000_000;
-
 /** The `export` command. */
 export const exportCommand: Command = {
   summary: "Export a topic as Markdown or JSON",
@@ -51,15 +46,10 @@ export const exportCommand: Command = {
     const topic = findTopic(bus, positionals[0]!);
     const total = Math.max(0, topicSummary(bus, topic.topic_id).last_seq - afterSeq);
     const progress = startProgress(`Exporting "${topic.name}"`, total);
-    const messages: Message[] = [];
-    let after = afterSeq;
-    for (;;) {
-      const batch = messagesFrom(bus, topic.topic_id, after, BATCH);
-      messages.push(...batch);
-      progress.update(messages.length);
-      if (batch.length < BATCH || messages.length >= MAX_EXPORT_MESSAGES) break;
-      after = batch.at(-1)!.seq;
-    }
+    const messages = exportMessages(bus, topic.topic_id, {
+      afterSeq,
+      onBatch: (count) => progress.update(count),
+    });
     progress.finish();
     if (messages.length === 0) {
       err("No messages to export.");
@@ -78,51 +68,3 @@ export const exportCommand: Command = {
     return 0;
   },
 };
-
-/** `{topic_id, topic_name, message_count, messages: [...]}` */
-export function exportJson(topic: Topic, messages: Message[]): string {
-  return JSON.stringify(
-    {
-      topic_id: topic.topic_id,
-      topic_name: topic.name,
-      message_count: messages.length,
-      messages: messages.map((m) => ({
-        message_id: m.message_id,
-        seq: m.seq,
-        sender: m.sender,
-        message_type: m.message_type,
-        reply_to: m.reply_to,
-        content_markdown: m.content_markdown,
-        metadata: m.metadata,
-        created_at: m.created_at,
-      })),
-    },
-    null,
-    2,
-  );
-}
-
-/** A `# name` heading, the topic id and count, then one `### [seq] sender` section per message. */
-export function exportMarkdown(topic: Topic, messages: Message[]): string {
-  const seqOf = new Map(messages.map((m) => [m.message_id, m]));
-  const parts = [
-    `# ${topic.name}`,
-    "",
-    `**Topic ID:** ${topic.topic_id}  `,
-    `**Messages:** ${messages.length}`,
-  ];
-  for (const m of messages) {
-    parts.push("", `### [${m.seq}] ${m.sender}`, "");
-    const when = new Date(m.created_at * 1000).toISOString().replace(/\.\d+Z$/, "Z");
-    parts.push(`*${m.message_type} · ${when}*`, "");
-    if (m.reply_to) {
-      const target = seqOf.get(m.reply_to);
-      parts.push(
-        target ? `↩︎ reply to ${target.sender} (#${target.seq})` : `↩︎ reply to ${m.reply_to}`,
-        "",
-      );
-    }
-    parts.push(m.content_markdown);
-  }
-  return parts.join("\n");
-}
