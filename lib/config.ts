@@ -70,6 +70,8 @@ export interface HttpConfig {
   allowedOrigins: string[];
   /** MCP sessions unused this long are closed. */
   sessionIdleSeconds: number;
+  /** How often an idle event stream (`/api/events`) sends a keep-alive comment. */
+  keepAliveSeconds: number;
   /**
    * Answer POSTs with plain JSON instead of an SSE stream. Unset: mailbox
    * routes answer with JSON (as seed 003 does), `/mcp` with SSE (progress
@@ -135,6 +137,8 @@ export const DEFAULTS = {
   maxMailboxDepth: 10000,
   peerLeaseSeconds: 300,
   httpSessionIdleSeconds: 1800,
+  httpKeepAliveSeconds: 15,
+  httpPort: 8765,
   maxQuestionChars: 8000,
   maxAnswerChars: 65536,
   maxTeacherNotesChars: 16384,
@@ -263,6 +267,12 @@ export function loadConfig(env: Env): { config: ResolvedConfig; warnings: Config
         fallback: DEFAULTS.httpSessionIdleSeconds,
         min: 1,
         max: 7 * 86_400,
+      }),
+      keepAliveSeconds: int({
+        variable: "AGENT_BUS_HTTP_KEEPALIVE_SECONDS",
+        fallback: DEFAULTS.httpKeepAliveSeconds,
+        min: 1,
+        max: 3600,
       }),
       jsonResponse: env.AGENT_BUS_HTTP_JSON_RESPONSE?.trim()
         ? readBool(env, "AGENT_BUS_HTTP_JSON_RESPONSE", false, warnings)

@@ -62,3 +62,21 @@ export interface Warning {
 export function invalidArgument(message: string): BusError {
   return new BusError("INVALID_ARGUMENT", message);
 }
+
+const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
+  INVALID_ARGUMENT: 400,
+  TOPIC_NOT_FOUND: 404,
+  QUESTION_NOT_FOUND: 404,
+  TOPIC_CLOSED: 409,
+  TOPIC_MISMATCH: 409,
+  AGENT_NAME_IN_USE: 409,
+  AGENT_NOT_JOINED: 409,
+  MAILBOX_FULL: 429,
+  DB_BUSY: 503,
+  DB_UNAVAILABLE: 503,
+};
+
+/** The HTTP status that stands for an error code (500 for anything unexpected). */
+export function httpStatusOf(code: ErrorCode): number {
+  return HTTP_STATUS[code] ?? 500;
+}

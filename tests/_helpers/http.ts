@@ -139,3 +139,33 @@ export async function shorthand(
   });
   return { status: response.status, body: await response.json() };
 }
+
+/**
+ * Send one HTTP/1.1 request by hand and return its status: `fetch` will not
+ * forge a `Host` header, which is what DNS-rebinding tests need.
+ */
+export async function rawStatus(
+  port: number,
+  request: {
+    method: string;
+    path: string;
+    host: string;
+    headers?: Record<string, string>;
+    body?: string;
+  },
+): Promise<number> {
+  const body = request.body ?? "";
+  const headers = Object.entries({
+    ...request.headers,
+    "content-length": String(new TextEncoder().encode(body).length),
+    connection: "close",
+  }).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(
+    new TextEncoder().encode(
+      `${request.method} ${request.path} HTTP/1.1\r\nHost: ${request.host}\r\n${headers}\r\n${body}`,
+    ),
+  );
+  const reply = new TextDecoder().decode(await new Response(conn.readable).bytes());
+  return Number(reply.split(" ")[1]);
+}

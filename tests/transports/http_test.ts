@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { connectHttp, shorthand, startHttpServer } from "../_helpers/http.ts";
+import { connectHttp, rawStatus, shorthand, startHttpServer } from "../_helpers/http.ts";
 import { serverCommand, startPeer, textOf, until } from "../_helpers/peer.ts";
 import { INIT_PARAMS } from "../_helpers/raw.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -163,17 +163,14 @@ Deno.test("a bad or missing token, a foreign Origin or Host, or an oversized bod
   });
   assert.equal(origin.status, 403);
 
-  // fetch will not forge Host, so speak HTTP/1.1 by hand.
-  const raw = async (host: string) => {
-    const body = JSON.stringify({ tool: "send_to_agent", args: send });
-    const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
-    const request =
-      `POST /agents/alice/mcp/ HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer s3cret-token\r\n` +
-      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
-    await conn.write(new TextEncoder().encode(request));
-    const reply = new TextDecoder().decode(await new Response(conn.readable).bytes());
-    return Number(reply.split(" ")[1]);
-  };
+  const raw = (host: string) =>
+    rawStatus(server.port, {
+      method: "POST",
+      path: "/agents/alice/mcp/",
+      host,
+      headers: { authorization: "Bearer s3cret-token", "content-type": "application/json" },
+      body: JSON.stringify({ tool: "send_to_agent", args: send }),
+    });
   assert.equal(await raw("evil.example"), 403);
   assert.equal(await raw(`evil.example:${server.port}`), 403);
 

@@ -1,23 +1,25 @@
 /**
  * `agent-bus http`: serve the mailboxes and the peer tools over MCP
- * Streamable HTTP.
+ * Streamable HTTP, and the web console.
  *
  * @module
  */
 
-import { DEFAULT_HTTP_PORT, serveHttp } from "../../transports/http/mod.ts";
+import { DEFAULTS } from "../../config.ts";
 import { type Command, intOption, parseCommand, UsageError } from "../command.ts";
 import { err } from "../format.ts";
 
-const USAGE = `Usage: agent-bus http [--host 127.0.0.1] [--port ${DEFAULT_HTTP_PORT}]
+const USAGE = `Usage: agent-bus http [--host 127.0.0.1] [--port ${DEFAULTS.httpPort}]
 
-Serve over MCP Streamable HTTP until Ctrl-C or SIGTERM:
-  /agents/NAME/mcp/   the mailbox tools of agent NAME (send_to_agent, check_mail)
-  /mcp                the peer tools (topics, sync, search)
+Serve until Ctrl-C or SIGTERM:
+  /                   the web console: watch, search and join the conversations
+  /api/...            its REST API and live events (see /api/openapi.json)
+  /agents/NAME/mcp/   the mailbox tools of agent NAME over MCP (send_to_agent, check_mail)
+  /mcp                the peer tools over MCP (topics, sync, search)
 A POST of {"tool": "...", "args": {...}} runs one tool without a session (for curl).
 
 Binding an address other than loopback requires AGENT_BUS_HTTP_TOKEN; clients then send
-"Authorization: Bearer <token>".`;
+"Authorization: Bearer <token>", and a browser opens the console once as /?token=<token>.`;
 
 /** The `http` command. */
 export const httpCommand: Command = {
@@ -29,10 +31,12 @@ export const httpCommand: Command = {
       port: { type: "string" },
     });
     if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}"`);
-    const port = intOption(values.port, "port", DEFAULT_HTTP_PORT);
+    const port = intOption(values.port, "port", DEFAULTS.httpPort);
     if (port > 65535) {
       throw new UsageError(`--port must be a port number (0-65535), not "${values.port}"`);
     }
+    // Loaded on demand: the stdio server (what clients start most) never pays for it.
+    const { serveHttp } = await import("../../transports/http/mod.ts");
     await serveHttp({
       config: ctx.config,
       configWarnings: ctx.configWarnings,
@@ -41,7 +45,8 @@ export const httpCommand: Command = {
       port,
       onListen: (url) =>
         err(
-          `agent-bus http listening on ${url} (mailboxes: ${url}/agents/NAME/mcp/, peer tools: ${url}/mcp)`,
+          `agent-bus http listening on ${url} (web console: ${url}/, mailboxes: ${url}/agents/NAME/mcp/, ` +
+            `peer tools: ${url}/mcp, REST: ${url}/api/openapi.json)`,
         ),
     });
     return 0;

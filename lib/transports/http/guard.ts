@@ -59,8 +59,16 @@ export function guardPolicy(
   };
 }
 
-/** Check a request's `Host`, `Origin` and bearer token against `policy`. */
-export function checkRequest(headers: Headers, policy: GuardPolicy): GuardResult {
+/**
+ * Check a request's `Host`, `Origin` and bearer token against `policy`.
+ * `otherTokens` are credentials a browser can carry instead of the header
+ * (the web console's same-site cookie, or `?token=` when opening it).
+ */
+export function checkRequest(
+  headers: Headers,
+  policy: GuardPolicy,
+  otherTokens: readonly (string | null | undefined)[] = [],
+): GuardResult {
   const host = hostnameOf(headers.get("host"));
   if (!policy.anyHost && (host === undefined || !policy.allowedHosts.has(host))) {
     return {
@@ -75,11 +83,29 @@ export function checkRequest(headers: Headers, policy: GuardPolicy): GuardResult
   }
   if (policy.token !== undefined) {
     const match = /^Bearer\s+(.+)$/i.exec(headers.get("authorization") ?? "");
-    if (!match || !timingSafeEqual(match[1]!.trim(), policy.token)) {
+    const offered = [match?.[1]?.trim(), ...otherTokens].filter((t) => typeof t === "string");
+    if (!offered.some((t) => timingSafeEqual(t, policy.token!))) {
       return { ok: false, status: 401, message: "A valid bearer token is required" };
     }
   }
   return { ok: true };
+}
+
+/**
+ * True when a browser's `Origin` is this very server (`Host`) or one the
+ * user allowed: what a state-changing request from the console must show.
+ * No `Origin` (curl, scripts) passes; the other checks still apply.
+ */
+export function sameOrigin(headers: Headers, policy: GuardPolicy): boolean {
+  const origin = headers.get("origin");
+  if (origin === null) return true;
+  const normalized = origin.toLowerCase().replace(/\/+$/, "");
+  if (policy.allowedOrigins.has(normalized)) return true;
+  try {
+    return new URL(origin).host === (headers.get("host") ?? "").toLowerCase();
+  } catch {
+    return false;
+  }
 }
 
 /** Compare two strings in time that depends only on their lengths. */

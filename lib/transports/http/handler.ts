@@ -4,7 +4,9 @@
  * Routes:
  * - `/agents/{agent}/mcp/` (trailing slash optional): the mailbox tools,
  *   the caller being `{agent}` (seed 003);
- * - `/mcp`: the peer tools of the core bus.
+ * - `/mcp`: the peer tools of the core bus;
+ * - `/`, `/assets/...`, `/api/...`: the web console (see `lib/console`),
+ *   which also accepts the token from a same-site cookie.
  *
  * Each route speaks MCP Streamable HTTP through the SDK's web-standard
  * transport, one transport and server per session (a session answers only
@@ -22,11 +24,13 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type CallToolResult, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { cleanMailAgent } from "../../bus/mail.ts";
-import type { ErrorCode } from "../../errors.ts";
+import { type ErrorCode, httpStatusOf } from "../../errors.ts";
 import type { ProfileName } from "../../mcp/profiles.ts";
 import { createServer, type ServerDeps } from "../../mcp/server.ts";
 import { createToolRunner } from "../../mcp/tool_runner.ts";
-import { checkRequest, type GuardPolicy } from "./guard.ts";
+import { createConsole, type WebConsole } from "../../console/mod.ts";
+import { readCappedBody } from "../../console/respond.ts";
+import { checkRequest, type GuardPolicy, sameOrigin } from "./guard.ts";
 import { SessionRegistry } from "./sessions.ts";
 
 /** What {@linkcode createHttpHandler} needs. */
@@ -58,18 +62,7 @@ interface Route {
 }
 
 const SESSION_HEADER = "mcp-session-id";
-
-/** HTTP statuses of tool errors, for the shorthand. */
-const STATUS_OF: Partial<Record<ErrorCode, number>> = {
-  INVALID_ARGUMENT: 400,
-  TOPIC_NOT_FOUND: 404,
-  TOPIC_CLOSED: 409,
-  AGENT_NAME_IN_USE: 409,
-  AGENT_NOT_JOINED: 409,
-  MAILBOX_FULL: 429,
-  DB_BUSY: 503,
-  DB_UNAVAILABLE: 503,
-};
+const TOKEN_COOKIE = "agent_bus_token";
 
 /** Build the handler that `Deno.serve` calls. */
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
@@ -78,15 +71,24 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   // every response and warns when something listens to it.)
   const shutdown = new AbortController();
 
+  const webConsole: WebConsole = createConsole({
+    bus: options.deps.bus,
+    search: options.deps.search,
+    keepAliveMs: options.deps.bus.config.http.keepAliveSeconds * 1000,
+    signal: shutdown.signal,
+  });
+
   const handle = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    if (webConsole.owns(url.pathname)) return await handleConsole(request, url);
     const verdict = checkRequest(request.headers, options.policy);
     if (!verdict.ok) {
       const headers: HeadersInit = verdict.status === 401 ? { "www-authenticate": "Bearer" } : {};
       return rpcError(verdict.status, -32001, verdict.message, headers);
     }
-    const route = routeOf(new URL(request.url).pathname);
+    const route = routeOf(url.pathname);
     if (route === undefined) {
-      return rpcError(404, -32601, "Not found: use /mcp or /agents/{agent}/mcp/");
+      return rpcError(404, -32601, "Not found: use /mcp, /agents/{agent}/mcp/, /api or /");
     }
     if ("error" in route) return rpcError(400, -32602, route.error);
 
@@ -112,6 +114,39 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       return await forward(route, sessionId, request, undefined);
     }
     return rpcError(405, -32000, "Method not allowed", { allow: "GET, POST, DELETE" });
+  };
+
+  /** The console: a browser may carry the token in a cookie, set by opening `/?token=...`. */
+  const handleConsole = async (request: Request, url: URL): Promise<Response> => {
+    const fromQuery = url.pathname === "/" ? url.searchParams.get("token") : null;
+    const verdict = checkRequest(request.headers, options.policy, [
+      cookie(request.headers, TOKEN_COOKIE),
+      fromQuery,
+    ]);
+    if (!verdict.ok) {
+      const status = verdict.status;
+      const code = status === 401 ? "UNAUTHORIZED" : "FORBIDDEN";
+      const message = status === 401 && url.pathname === "/"
+        ? `${verdict.message}: open this page as /?token=<AGENT_BUS_HTTP_TOKEN>`
+        : verdict.message;
+      return Response.json({ error: { code, message } }, {
+        status,
+        headers: status === 401 ? { "www-authenticate": "Bearer" } : {},
+      });
+    }
+    if (fromQuery !== null && options.policy.token !== undefined) {
+      // Trade the token in the address for a cookie scripts cannot read, and drop it from the URL.
+      return new Response(null, {
+        status: 303,
+        headers: {
+          location: "/",
+          "set-cookie": `${TOKEN_COOKIE}=${
+            encodeURIComponent(fromQuery)
+          }; Path=/; HttpOnly; SameSite=Strict`,
+        },
+      });
+    }
+    return await webConsole.handle(request, url, sameOrigin(request.headers, options.policy));
   };
 
   const forward = async (
@@ -162,9 +197,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       signal: shutdown.signal,
     });
     const structured = result.structuredContent as { error?: { code: ErrorCode } } | undefined;
-    const status = result.isError
-      ? STATUS_OF[structured?.error?.code ?? "INTERNAL_ERROR"] ?? 500
-      : 200;
+    const status = result.isError ? httpStatusOf(structured?.error?.code ?? "INTERNAL_ERROR") : 200;
     return Response.json(structured ?? null, { status });
   };
 
@@ -208,7 +241,7 @@ async function readJson(request: Request, maxBytes: number): Promise<Body> {
   // a chunked body is counted as it streams.
   const bytes = length !== null
     ? new Uint8Array(await request.arrayBuffer())
-    : await readCapped(request, maxBytes);
+    : await readCappedBody(request, maxBytes);
   if (bytes === undefined) return tooLarge;
   try {
     return { value: JSON.parse(new TextDecoder().decode(bytes)) };
@@ -217,30 +250,13 @@ async function readJson(request: Request, maxBytes: number): Promise<Body> {
   }
 }
 
-/** The body of a request without a declared length, or undefined past `maxBytes`. */
-async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array | undefined> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body) {
-    const reader = request.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > maxBytes) {
-        await reader.cancel().catch(() => {});
-        return undefined;
-      }
-      chunks.push(value);
-    }
+/** A cookie's value from the `Cookie` header, if present. */
+function cookie(headers: Headers, name: string): string | undefined {
+  for (const part of (headers.get("cookie") ?? "").split(";")) {
+    const [key, ...value] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(value.join("="));
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return bytes;
+  return undefined;
 }
 
 function isShorthand(value: unknown): value is { tool: string; args?: unknown } {

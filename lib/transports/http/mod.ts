@@ -11,7 +11,7 @@
  */
 
 import { createBus } from "../../bus/mod.ts";
-import type { ConfigWarning, ResolvedConfig } from "../../config.ts";
+import { type ConfigWarning, DEFAULTS, type ResolvedConfig } from "../../config.ts";
 import { BusError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import { SearchEngine } from "../../search/mod.ts";
@@ -34,9 +34,6 @@ export interface HttpOptions {
   /** Stops the server when aborted (besides SIGINT/SIGTERM). */
   signal?: AbortSignal;
 }
-
-/** The default port of `agent-bus http`. */
-export const DEFAULT_HTTP_PORT = 8765;
 
 /**
  * Serve HTTP until a signal arrives.
@@ -74,7 +71,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   try {
     const server = Deno.serve({
       hostname,
-      port: options.port ?? DEFAULT_HTTP_PORT,
+      port: options.port ?? DEFAULTS.httpPort,
       onListen(address) {
         const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
         const url = `http://${host}:${address.port}`;

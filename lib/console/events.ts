@@ -1,0 +1,215 @@
+/**
+ * `GET /api/events`: live events as Server-Sent Events.
+ *
+ * A stream wakes on the process's change feed (file events plus SQLite's
+ * `data_version`, like a waiting `sync`), so it learns of a commit by any
+ * process within milliseconds, and reads only what changed: new messages
+ * by their global position, topic summaries of the topics they touched
+ * (all topics when the topic list itself changed), and presence. Nothing
+ * is polled on a timer; the only timers are the keep-alive comment (every
+ * `AGENT_BUS_HTTP_KEEPALIVE_SECONDS`, 15 by default) and the
+ * moment a present agent ages out or a wait ends.
+ *
+ * Events: `message` ({topic_id, message}), `topic` (a topic summary, or
+ * `{topic_id, deleted: true}`), `presence` ({topic_id, agents}) and, when a
+ * reconnect missed more than can be replayed, `reset` (reload everything).
+ * Every event's `id` is the position of the newest message sent so far, so
+ * a client that reconnects with `Last-Event-ID` gets every message it
+ * missed, then the current topics and presence.
+ *
+ * @module
+ */
+
+import {
+  latestPosition,
+  messagesSincePosition,
+  presenceOverview,
+  type PresentAgent,
+  topicListVersion,
+  topicSummaries,
+  type TopicSummary,
+} from "../bus/admin.ts";
+import type { Bus } from "../bus/mod.ts";
+import { MAX_TOPIC_LIST } from "../bus/topics.ts";
+
+/** Most missed messages replayed after a reconnect; beyond that the client gets `reset`. */
+export const MAX_REPLAY = 1000;
+/** Messages read per wake-up. */
+const BATCH = 500;
+
+/** Options of one event stream. */
+export interface EventStreamOptions {
+  /** Only this topic's events. */
+  topicId?: string | undefined;
+  /** The last event id the client saw (from `Last-Event-ID` or `?last_event_id=`). */
+  lastEventId?: number | undefined;
+  /** How often an idle stream sends a comment, so proxies and browsers keep it open. */
+  keepAliveMs: number;
+  /** Ends the stream (server shutdown). */
+  signal: AbortSignal;
+}
+
+/** Open an SSE stream of the bus's events. */
+export function eventStream(bus: Bus, options: EventStreamOptions): Response {
+  const encoder = new TextEncoder();
+  const stop = new AbortController();
+  const abort = () => stop.abort();
+  options.signal.addEventListener("abort", abort, { once: true });
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (text: string) => controller.enqueue(encoder.encode(text));
+      run(bus, options, send, stop.signal)
+        .catch((error) => {
+          if (!stop.signal.aborted) bus.log.warn("event stream failed", { error: String(error) });
+        })
+        .finally(() => {
+          options.signal.removeEventListener("abort", abort);
+          try {
+            controller.close();
+          } catch { /* already closed by the client */ }
+        });
+    },
+    cancel() {
+      stop.abort();
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-accel-buffering": "no",
+    },
+  });
+}
+
+async function run(
+  bus: Bus,
+  options: EventStreamOptions,
+  send: (text: string) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const filter = options.topicId;
+  let position = latestPosition(bus);
+  let lastSent = Date.now();
+  const emit = (event: string, data: unknown) => {
+    send(`id: ${position}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    lastSent = Date.now();
+  };
+
+  send("retry: 1000\n\n");
+  const resumeFrom = options.lastEventId;
+  if (resumeFrom !== undefined && resumeFrom < position) {
+    const missed = messagesSincePosition(bus, resumeFrom, MAX_REPLAY + 1);
+    if (missed.length > MAX_REPLAY) {
+      emit("reset", { reason: `more than ${MAX_REPLAY} messages were missed` });
+    } else {
+      for (const { position: at, message } of missed) {
+        if (filter !== undefined && message.topic_id !== filter) continue;
+        position = at;
+        emit("message", { topic_id: message.topic_id, message });
+      }
+      position = latestPosition(bus);
+    }
+  }
+
+  let version = topicListVersion(bus);
+  let topics = summariesById(bus);
+  let presence = presenceByTopic(bus);
+  // A reconnect may have missed topic and presence changes: send the current state.
+  if (resumeFrom !== undefined) {
+    for (const topic of topics.values()) {
+      if (filter === undefined || topic.topic_id === filter) emit("topic", topic);
+    }
+    for (const [topicId, agents] of presence.agents) {
+      if (filter === undefined || topicId === filter) {
+        emit("presence", { topic_id: topicId, agents });
+      }
+    }
+  }
+  emit("ready", { last_event_id: position });
+
+  while (!signal.aborted) {
+    const mark = bus.changes.mark();
+    // Messages since the last wake-up, in order.
+    const touched = new Set<string>();
+    for (;;) {
+      const batch = messagesSincePosition(bus, position, BATCH);
+      for (const { position: at, message } of batch) {
+        position = at;
+        touched.add(message.topic_id);
+        if (filter === undefined || message.topic_id === filter) {
+          emit("message", { topic_id: message.topic_id, message });
+        }
+      }
+      if (batch.length < BATCH) break;
+    }
+    // Topic summaries: all of them when the list changed, else the touched ones.
+    const nextVersion = topicListVersion(bus);
+    if (nextVersion !== version || touched.size > 0) {
+      const next = summariesById(bus);
+      for (const [id, topic] of next) {
+        const before = topics.get(id);
+        if (before && JSON.stringify(before) === JSON.stringify(topic)) continue;
+        if (filter === undefined || id === filter) emit("topic", topic);
+      }
+      for (const id of topics.keys()) {
+        if (!next.has(id) && (filter === undefined || id === filter)) {
+          emit("topic", { topic_id: id, deleted: true });
+        }
+      }
+      topics = next;
+      version = nextVersion;
+    }
+    const nextPresence = presenceByTopic(bus);
+    for (const id of new Set([...presence.agents.keys(), ...nextPresence.agents.keys()])) {
+      const agents = nextPresence.agents.get(id) ?? [];
+      if (sameAgents(presence.agents.get(id) ?? [], agents)) continue;
+      if (filter === undefined || id === filter) emit("presence", { topic_id: id, agents });
+    }
+    presence = nextPresence;
+
+    const untilAging = presence.nextChangeAt === null
+      ? Infinity
+      : Math.max(50, (presence.nextChangeAt - bus.now()) * 1000 + 50);
+    const outcome = await bus.changes.wait(mark, {
+      timeoutMs: Math.min(options.keepAliveMs, untilAging),
+      signal,
+    }).catch(() => "stopped" as const);
+    if (outcome === "timeout" && Date.now() - lastSent >= options.keepAliveMs - 50) {
+      send(`: keep-alive\n\n`);
+      lastSent = Date.now();
+    }
+  }
+}
+
+function summariesById(bus: Bus): Map<string, TopicSummary> {
+  return new Map(
+    topicSummaries(bus, { status: "all", limit: MAX_TOPIC_LIST }).map((t) => [t.topic_id, t]),
+  );
+}
+
+/** Present agents per topic, without the ever-changing ages (compared between wake-ups). */
+function presenceByTopic(bus: Bus): {
+  agents: Map<string, Omit<PresentAgent, "age_seconds">[]>;
+  nextChangeAt: number | null;
+} {
+  const overview = presenceOverview(bus);
+  return {
+    agents: new Map(
+      Object.entries(overview.topics).map((
+        [id, agents],
+      ) => [id, agents.map(({ age_seconds: _, ...agent }) => agent)]),
+    ),
+    nextChangeAt: overview.next_change_at,
+  };
+}
+
+/** Same agents, each equally waiting or not (a presence refresh alone is no event). */
+function sameAgents(
+  a: Omit<PresentAgent, "age_seconds">[],
+  b: Omit<PresentAgent, "age_seconds">[],
+): boolean {
+  const key = (agents: Omit<PresentAgent, "age_seconds">[]) =>
+    agents.map((agent) => `${agent.agent_name}:${agent.waiting}`).sort().join("\n");
+  return key(a) === key(b);
+}

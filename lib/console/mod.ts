@@ -1,0 +1,99 @@
+/**
+ * The web console: the page at `/`, its embedded assets, the REST API under
+ * `/api` and the live event stream at `/api/events`. The HTTP transport
+ * guards requests (Host, Origin, token) before they reach {@linkcode
+ * WebConsole.handle}; here every response gets security headers (a strict
+ * Content-Security-Policy: no inline script, no remote content), and
+ * posting requires a JSON body and a same-origin `Origin`.
+ *
+ * @module
+ */
+
+import type { Bus } from "../bus/mod.ts";
+import type { SearchEngine } from "../search/mod.ts";
+import { createApi } from "./api.ts";
+import { assetResponse, isAsset } from "./assets.ts";
+import { eventStream } from "./events.ts";
+import { ApiError, errorResponse, Query } from "./respond.ts";
+
+/** What the console needs. */
+export interface ConsoleOptions {
+  bus: Bus;
+  search: SearchEngine;
+  /** Keep-alive interval of idle event streams. */
+  keepAliveMs: number;
+  /** Ends open event streams (server shutdown). */
+  signal: AbortSignal;
+}
+
+/** The console's request handler. */
+export interface WebConsole {
+  /** True for the paths the console serves. */
+  owns(pathname: string): boolean;
+  /** Answer a request that passed the guard; `sameOrigin` tells whether its Origin is ours. */
+  handle(request: Request, url: URL, sameOrigin: boolean): Promise<Response>;
+}
+
+const SECURITY_HEADERS: HeadersInit = {
+  "content-security-policy": [
+    "default-src 'self'",
+    "script-src 'self'",
+    // Mermaid and highlight.js style their output inline; no script can run from it.
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; "),
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+};
+
+/** Build the console. */
+export function createConsole(options: ConsoleOptions): WebConsole {
+  // A body holds one message: its longest text, JSON-escaped, plus the other fields.
+  const maxBodyBytes = options.bus.config.maxMessageChars * 6 + (64 << 10);
+  const api = createApi({ ...options, maxBodyBytes });
+  const handle = async (request: Request, url: URL, sameOrigin: boolean): Promise<Response> => {
+    try {
+      if (url.pathname === "/api/events") {
+        if (request.method !== "GET") {
+          throw new ApiError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+        }
+        const query = new Query(url);
+        const header = request.headers.get("last-event-id");
+        const lastEventId = header !== null && /^\d{1,15}$/.test(header)
+          ? Number(header)
+          : query.int("last_event_id", { min: 0, max: Number.MAX_SAFE_INTEGER });
+        return eventStream(options.bus, {
+          topicId: query.string("topic_id", 64),
+          lastEventId,
+          keepAliveMs: options.keepAliveMs,
+          signal: options.signal,
+        });
+      }
+      if (url.pathname.startsWith("/api/")) {
+        if (request.method !== "GET" && !sameOrigin) {
+          throw new ApiError(403, "FORBIDDEN", "Cross-origin writes are not allowed");
+        }
+        return await api(request, url);
+      }
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        throw new ApiError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+      }
+      return await assetResponse(url.pathname, SECURITY_HEADERS);
+    } catch (error) {
+      if (!(error instanceof ApiError) && !(error instanceof Error && "code" in error)) {
+        options.bus.log.error("console request failed", { error: String(error) });
+      }
+      return errorResponse(error);
+    }
+  };
+  return {
+    owns: (pathname) => pathname.startsWith("/api/") || isAsset(pathname),
+    handle,
+  };
+}
