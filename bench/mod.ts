@@ -13,6 +13,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { benchConsoleEvents } from "./console.ts";
 import { benchFanout } from "./fanout.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLatency } from "./latency.ts";
@@ -54,6 +55,8 @@ try {
   const answer = await benchAnswerLatency(dir, size(200, 50));
   progress("agent-bus watch latency");
   const watch = await benchWatch(dir, size(200, 50));
+  progress("web console live events");
+  const events = await benchConsoleEvents(dir, size(200, 50));
   progress("search");
   const search = await benchSearch(dir, quick ? [10_000] : [10_000, 100_000]);
   progress("start-up");
@@ -72,6 +75,7 @@ try {
     mailbox,
     answer,
     watch,
+    events,
     search,
     startup,
     scan,

@@ -23,6 +23,7 @@ export interface BenchResults {
   mailbox: MailboxResult;
   answer: Distribution;
   watch: Distribution;
+  events: Distribution;
   search: { points: SearchPoint[]; rssMB: number; loadSeconds: number };
   startup: { medianMs: number; idleRssMB: number };
   scan: Distribution;
@@ -86,6 +87,7 @@ export function summaryTable(r: BenchResults): string {
       r.mailbox.lost === 0 && r.mailbox.duplicated === 0,
     ],
     ["`agent-bus watch` shows a message (p99)", "≤ 100 ms", ms(r.watch.p99), r.watch.p99 <= 100],
+    ["Web console event after a commit (p99)", "≤ 100 ms", ms(r.events.p99), r.events.p99 <= 100],
     [
       "Search p50, fts, 100k messages",
       "≤ 5 ms",
@@ -135,7 +137,8 @@ export function summaryTable(r: BenchResults): string {
 
 /** Every measurement of the run. */
 export function detailTable(r: BenchResults): string {
-  const { latency, idle, fanout, mailbox, answer, watch, search, startup, scan, quality } = r;
+  const { latency, idle, fanout, mailbox, answer, watch, events, search, startup, scan, quality } =
+    r;
   const rows: string[][] = [
     [
       `Delivery latency p50 / p95 / p99 / max (${latency.samples} samples)`,
@@ -176,6 +179,10 @@ export function detailTable(r: BenchResults): string {
     [
       `agent-bus watch: agent's sync to the printed line, p50 / p99 (${watch.samples} messages)`,
       `${ms(watch.p50)} / ${ms(watch.p99)}`,
+    ],
+    [
+      `Web console /api/events: agent's sync to the SSE event, p50 / p99 (${events.samples} messages)`,
+      `${ms(events.p50)} / ${ms(events.p99)}`,
     ],
     [
       `Teacher publish to waiting student ask, p50 / p99 (${answer.samples} questions)`,

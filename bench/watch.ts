@@ -7,7 +7,8 @@
  */
 
 import { MAIN, startPeer } from "../tests/_helpers/peer.ts";
-import { type Distribution, distribution } from "./_stats.ts";
+import { timeDeliveries } from "./_delivery.ts";
+import type { Distribution } from "./_stats.ts";
 
 /** Post `samples` messages one at a time and time each until `watch` prints it. */
 export async function benchWatch(dir: string, samples: number): Promise<Distribution> {
@@ -57,23 +58,9 @@ export async function benchWatch(dir: string, samples: number): Promise<Distribu
     }
   };
   try {
-    const times: number[] = [];
-    const warmup = 10;
-    for (let i = 0; i < samples + warmup; i++) {
-      const started = performance.now();
-      await agent.ok("sync", {
-        topic_id,
-        outbox: [{ content_markdown: `tick ${i}` }],
-        wait_seconds: 0,
-      });
-      const line = JSON.parse(await nextLine()) as { content_markdown: string };
-      const elapsed = performance.now() - started;
-      if (line.content_markdown !== `tick ${i}`) {
-        throw new Error(`watch printed ${line.content_markdown}, not tick ${i}`);
-      }
-      if (i >= warmup) times.push(elapsed);
-    }
-    return distribution(times);
+    return await timeDeliveries(agent, String(topic_id), samples, async () => {
+      return (JSON.parse(await nextLine()) as { content_markdown: string }).content_markdown;
+    });
   } finally {
     child.kill("SIGINT");
     await child.status;
