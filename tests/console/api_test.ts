@@ -347,6 +347,7 @@ Deno.test("the API describes itself in OpenAPI and answers unknown routes and me
 Deno.test("the page and the API keep the HTTP guard: token, cookie, Host, Origin, security headers", async () => {
   await using s = await scene({ AGENT_BUS_HTTP_TOKEN: "s3cret-token" });
   assertError(await get(`${s.url}/api/topics`), 401, "UNAUTHORIZED");
+  assertError(await get(`${s.url}/api/events`), 401, "UNAUTHORIZED");
   assertError(
     await get(`${s.url}/api/topics`, { authorization: "Bearer wrong" }),
     401,
