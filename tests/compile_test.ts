@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { startHttpServer } from "./_helpers/http.ts";
 import { MAIN, startPeer } from "./_helpers/peer.ts";
 import { tmpDir } from "./_helpers/tmp.ts";
 import denoJson from "../deno.json" with { type: "json" };
@@ -42,6 +43,16 @@ Deno.test({
       await using peer = await startPeer({ dbPath: `${tmp.path}/bus.sqlite`, command: binary });
       assert.equal((await peer.ok("ping")).ok, true);
       assert.equal((await peer.ok("topic_create", { name: "compiled" })).name, "compiled");
+      // The web console and its libraries are embedded: no files beside the binary.
+      await using http = await startHttpServer({
+        dbPath: `${tmp.path}/bus.sqlite`,
+        command: binary,
+      });
+      for (const path of ["/", "/assets/app.js", "/assets/mermaid.js"]) {
+        const response = await fetch(`${http.url}${path}`);
+        assert.equal(response.status, 200, path);
+        assert.ok((await response.text()).length > 1000, path);
+      }
     } finally {
       await Deno.remove(outDir, { recursive: true });
     }

@@ -24,14 +24,15 @@ export interface HttpServer extends AsyncDisposable {
 }
 
 /**
- * Start `agent-bus http --port 0` on `dbPath` and wait until it listens.
+ * Start `agent-bus http --port 0` on `dbPath` (with `command` instead of
+ * `deno run main.ts` when given) and wait until it listens.
  *
  * @returns the server; dispose it to stop the process
  */
 export async function startHttpServer(
-  options: { dbPath: string; env?: Record<string, string>; args?: string[] },
+  options: { dbPath: string; env?: Record<string, string>; args?: string[]; command?: string },
 ): Promise<HttpServer> {
-  const [command, ...args] = serverCommand(options.dbPath);
+  const [command, ...args] = options.command ? [options.command] : serverCommand(options.dbPath);
   const child = new Deno.Command(command!, {
     args: [...args, "http", "--port", "0", ...(options.args ?? [])],
     env: { ...inheritedEnv(), AGENT_BUS_DB: options.dbPath, ...options.env },

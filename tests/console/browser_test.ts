@@ -131,8 +131,13 @@ Deno.test({
     await page.locator(".chip.waiting", { hasText: "claude" }).waitFor({ timeout: 5000 });
     assert.equal(await page.locator(".chip", { hasText: "codex" }).count(), 1);
 
-    // The operator replies to the plan from the page; claude's waiting sync gets it.
-    await page.locator("#m-1 button.reply").click();
+    // The operator replies to the plan from the page (keyboard: k to it, r to reply);
+    // claude's waiting sync gets it.
+    await page.locator("#m-3").focus();
+    await page.keyboard.press("k");
+    await page.keyboard.press("k");
+    await page.waitForFunction(() => document.activeElement?.id === "m-1");
+    await page.keyboard.press("r");
     assert.match(await page.locator("#replying").textContent() ?? "", /#1 codex/);
     await page.locator("#composer-text").fill("Ship it after CI is green.");
     await page.locator("#composer-text").press("Control+Enter");

@@ -502,6 +502,16 @@ async function main() {
     } else if (event.key === "Escape" && state.replyTo) {
       state.replyTo = null;
       renderReply();
+    } else if ((event.key === "j" || event.key === "k") && !typing && state.current) {
+      // j / k: next / previous message; r: reply to the focused one.
+      const items = [...$("messages").children];
+      const at = items.indexOf(document.activeElement);
+      const next = items[at === -1 ? items.length - 1 : at + (event.key === "j" ? 1 : -1)];
+      next?.focus();
+      next?.scrollIntoView({ block: "nearest" });
+    } else if (event.key === "r" && !typing && document.activeElement?.dataset?.id) {
+      event.preventDefault();
+      startReply(state.messages.get(document.activeElement.dataset.id));
     }
   });
   addEventListener("hashchange", route);
