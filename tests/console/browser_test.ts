@@ -164,13 +164,16 @@ Deno.test({
   async fn() {
     await using stage = await stageWith("search-me", "gemini");
     const { server, agent, topicId } = stage;
+    let flaky = "";
     for (let i = 1; i <= 140; i++) {
-      await say(
+      const sent = await say(
         agent,
         topicId,
         i === 7 ? "The flaky test is in tests/store/wal_checkpoint_test.ts" : `filler ${i}`,
       );
+      if (i === 7) flaky = sent.message_id;
     }
+    await say(agent, topicId, "Fixed the one above.", { reply_to: flaky });
 
     await using browser = await launch();
     const { page, errors } = await openPage(browser, `${server.url}/`);
@@ -188,6 +191,13 @@ Deno.test({
     assert.match(await target.textContent() ?? "", /wal_checkpoint_test/);
     await page.waitForFunction(() => document.activeElement?.id === "m-7");
     assert.deepEqual(errors, []);
+
+    // A reply to a message older than the loaded page links to it all the same.
+    const fresh = await openPage(browser, `${server.url}/#/topic/${topicId}`);
+    await fresh.page.locator("#m-141 .reply-link").click();
+    await fresh.page.waitForFunction(() => document.activeElement?.id === "m-7");
+    assert.match(await fresh.page.locator("#m-141 .reply-link").textContent() ?? "", /earlier/);
+    assert.deepEqual(fresh.errors, []);
   },
 });
 

@@ -490,9 +490,15 @@ async function main() {
     renderTopicHead();
     renderTopics();
   });
-  $("messages").addEventListener("click", (event) => {
+  $("messages").addEventListener("click", async (event) => {
+    // A reply to a message not loaded yet: load older pages until it is, then show it.
     const link = event.target.closest?.(".reply-link");
-    if (link && link.getAttribute("href") === "#") event.preventDefault();
+    if (!link || link.getAttribute("href") !== "#") return;
+    event.preventDefault();
+    const id = link.dataset.reply;
+    while (!state.messages.has(id) && !$("older").hidden) await loadOlder();
+    const target = state.messages.get(id);
+    if (target) await focusMessage(target.seq);
   });
   document.addEventListener("keydown", (event) => {
     const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement?.tagName ?? "");
