@@ -153,11 +153,20 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
       if (!match) continue;
       known = true;
       if (method !== request.method) continue;
-      return await handler(request, url, match.slice(1).map(decodeURIComponent));
+      return await handler(request, url, match.slice(1).map(decodePathPart));
     }
     if (known) throw new ApiError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
     throw new ApiError(404, "NOT_FOUND", `No API route ${url.pathname}; see /api/openapi.json`);
   };
+}
+
+/** A percent-decoded path segment; a malformed one is a bad argument, not a crash. */
+function decodePathPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new ApiError(400, "INVALID_ARGUMENT", `Malformed percent-encoding in "${part}"`);
+  }
 }
 
 const SORTS = ["activity", "created", "name"] as const;
