@@ -27,10 +27,12 @@ import {
   type PresentAgent,
   topicListVersion,
   topicSummaries,
+  topicSummary,
   type TopicSummary,
 } from "../bus/admin.ts";
 import type { Bus } from "../bus/mod.ts";
 import { MAX_TOPIC_LIST } from "../bus/topics.ts";
+import { BusError } from "../errors.ts";
 
 /** Most missed messages replayed after a reconnect; beyond that the client gets `reset`. */
 export const MAX_REPLAY = 1000;
@@ -145,12 +147,11 @@ async function run(
     }
     // Topic summaries: all of them when the list changed, else the touched ones.
     const nextVersion = topicListVersion(bus);
-    if (nextVersion !== version || touched.size > 0) {
+    const changed: TopicSummary[] = [];
+    if (nextVersion !== version) {
       const next = summariesById(bus);
       for (const [id, topic] of next) {
-        const before = topics.get(id);
-        if (before && JSON.stringify(before) === JSON.stringify(topic)) continue;
-        if (filter === undefined || id === filter) emit("topic", topic);
+        if (!sameSummary(topics.get(id), topic)) changed.push(topic);
       }
       for (const id of topics.keys()) {
         if (!next.has(id) && (filter === undefined || id === filter)) {
@@ -159,6 +160,16 @@ async function run(
       }
       topics = next;
       version = nextVersion;
+    } else {
+      for (const id of touched) {
+        const topic = summaryIfExists(bus, id);
+        if (!topic || sameSummary(topics.get(id), topic)) continue;
+        topics.set(id, topic);
+        changed.push(topic);
+      }
+    }
+    for (const topic of changed) {
+      if (filter === undefined || topic.topic_id === filter) emit("topic", topic);
     }
     const nextPresence = presenceByTopic(bus);
     for (const id of new Set([...presence.agents.keys(), ...nextPresence.agents.keys()])) {
@@ -179,6 +190,20 @@ async function run(
       send(`: keep-alive\n\n`);
       lastSent = Date.now();
     }
+  }
+}
+
+function sameSummary(a: TopicSummary | undefined, b: TopicSummary): boolean {
+  return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** A topic's summary, or undefined when it was deleted meanwhile (the list version says so next). */
+function summaryIfExists(bus: Bus, topicId: string): TopicSummary | undefined {
+  try {
+    return topicSummary(bus, topicId);
+  } catch (error) {
+    if (error instanceof BusError && error.code === "TOPIC_NOT_FOUND") return undefined;
+    throw error;
   }
 }
 
