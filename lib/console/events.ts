@@ -27,8 +27,8 @@ import {
   type PresentAgent,
   topicListVersion,
   topicSummaries,
-  topicSummary,
   type TopicSummary,
+  topicSummary,
 } from "../bus/admin.ts";
 import type { Bus } from "../bus/mod.ts";
 import { MAX_TOPIC_LIST } from "../bus/topics.ts";

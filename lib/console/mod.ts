@@ -10,6 +10,7 @@
  */
 
 import type { Bus } from "../bus/mod.ts";
+import { BusError } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { createApi } from "./api.ts";
 import { assetResponse, isAsset } from "./assets.ts";
@@ -86,7 +87,7 @@ export function createConsole(options: ConsoleOptions): WebConsole {
       }
       return await assetResponse(url.pathname, SECURITY_HEADERS);
     } catch (error) {
-      if (!(error instanceof ApiError) && !(error instanceof Error && "code" in error)) {
+      if (!(error instanceof ApiError) && !(error instanceof BusError)) {
         options.bus.log.error("console request failed", { error: String(error) });
       }
       return errorResponse(error);
