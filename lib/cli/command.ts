@@ -60,6 +60,26 @@ export function parseCommand<const O extends Options>(args: string[], options: O
   }
 }
 
+/** What {@linkcode parseCommand} returns for `options`. */
+export type ParsedCommand<O extends Options> = ReturnType<typeof parseCommand<O>>;
+
+/**
+ * A command whose arguments are parsed strictly against `options` before
+ * `run` sees them (`--help` is answered by the dispatcher).
+ */
+export function defineCommand<const O extends Options>(spec: {
+  summary: string;
+  usage: string;
+  options: O;
+  run(parsed: ParsedCommand<O>, ctx: CliContext): Promise<number> | number;
+}): Command {
+  return {
+    summary: spec.summary,
+    usage: spec.usage,
+    run: (args, ctx) => spec.run(parseCommand(args, spec.options), ctx),
+  };
+}
+
 /** An integer option, or `fallback` when absent. */
 export function intOption(
   value: string | undefined,

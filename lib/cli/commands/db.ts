@@ -9,7 +9,13 @@
 import { databaseCounts } from "../../bus/admin.ts";
 import { readMigrationState, wipeDatabase } from "../../store/mod.ts";
 import { SearchEngine } from "../../search/mod.ts";
-import { type CliContext, type Command, openCliBus, parseCommand, UsageError } from "../command.ts";
+import {
+  type CliContext,
+  type Command,
+  defineCommand,
+  openCliBus,
+  UsageError,
+} from "../command.ts";
 import { bytes, err, out, outJson } from "../format.ts";
 import { startProgress } from "../progress.ts";
 
@@ -26,15 +32,15 @@ Commands:
                  Every topic and message is lost. Asks first unless --yes is given`;
 
 /** The `db` command group. */
-export const dbCommand: Command = {
+export const dbCommand: Command = defineCommand({
   summary: "Database statistics, vacuum, migrations, re-index and wipe",
   usage: USAGE,
-  async run(args, ctx) {
-    const { values, positionals } = parseCommand(args, {
-      yes: { type: "boolean", short: "y" },
-      json: { type: "boolean" },
-      "dry-run": { type: "boolean" },
-    });
+  options: {
+    yes: { type: "boolean", short: "y" },
+    json: { type: "boolean" },
+    "dry-run": { type: "boolean" },
+  },
+  async run({ values, positionals }, ctx) {
     if (positionals.length !== 1) throw new UsageError("db needs one command");
     switch (positionals[0]) {
       case "stats":
@@ -51,7 +57,7 @@ export const dbCommand: Command = {
         throw new UsageError(`Unknown db command "${positionals[0]}"`);
     }
   },
-};
+});
 
 function fileSize(path: string): number {
   try {

@@ -11,7 +11,7 @@ import { inspectDatabaseFile, sqliteFeatures } from "../../store/inspect.ts";
 import { EmbeddingsClient } from "../../search/embeddings.ts";
 import { loadConfig } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
-import { type CliContext, type Command, parseCommand, UsageError } from "../command.ts";
+import { type CliContext, type Command, defineCommand, UsageError } from "../command.ts";
 import { bytes, createStyle, out, outJson } from "../format.ts";
 import { CLIENT_IDS, CLIENTS, launchOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
@@ -35,14 +35,14 @@ export interface Finding {
 }
 
 /** The `doctor` command. */
-export const doctorCommand: Command = {
+export const doctorCommand: Command = defineCommand({
   summary: "Check the setup and say how to fix what is wrong",
   usage: USAGE,
-  async run(args, ctx) {
-    const { values, positionals } = parseCommand(args, {
-      deep: { type: "boolean" },
-      json: { type: "boolean" },
-    });
+  options: {
+    deep: { type: "boolean" },
+    json: { type: "boolean" },
+  },
+  async run({ values, positionals }, ctx) {
     if (positionals.length > 0) throw new UsageError("doctor takes no arguments");
     const findings = [
       ...checkDatabase(ctx, values.deep ?? false),
@@ -71,7 +71,7 @@ export const doctorCommand: Command = {
     out(`${failed} problem(s), ${warned} warning(s)`);
     return failed ? 1 : 0;
   },
-};
+});
 
 function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
   const path = ctx.config.dbPath;

@@ -12,9 +12,9 @@ import { exportJson, exportMarkdown, exportMessages } from "../../bus/export.ts"
 import {
   choiceOption,
   type Command,
+  defineCommand,
   intOption,
   openCliBus,
-  parseCommand,
   UsageError,
   userPath,
 } from "../command.ts";
@@ -30,15 +30,15 @@ Write a topic's messages, oldest first.
   --after-seq   Only messages after this seq (a delta export)`;
 
 /** The `export` command. */
-export const exportCommand: Command = {
+export const exportCommand: Command = defineCommand({
   summary: "Export a topic as Markdown or JSON",
   usage: USAGE,
-  async run(args, ctx) {
-    const { values, positionals } = parseCommand(args, {
-      format: { type: "string", short: "f" },
-      output: { type: "string", short: "o" },
-      "after-seq": { type: "string" },
-    });
+  options: {
+    format: { type: "string", short: "f" },
+    output: { type: "string", short: "o" },
+    "after-seq": { type: "string" },
+  },
+  async run({ values, positionals }, ctx) {
     if (positionals.length !== 1) throw new UsageError("export needs one TOPIC");
     const format = choiceOption(values.format, "format", ["markdown", "json"] as const, "markdown");
     const afterSeq = intOption(values["after-seq"], "after-seq", 0);
@@ -67,4 +67,4 @@ export const exportCommand: Command = {
     }
     return 0;
   },
-};
+});

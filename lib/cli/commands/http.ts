@@ -6,7 +6,7 @@
  */
 
 import { DEFAULTS } from "../../config.ts";
-import { type Command, intOption, parseCommand, UsageError } from "../command.ts";
+import { type Command, defineCommand, intOption, UsageError } from "../command.ts";
 import { err } from "../format.ts";
 
 const USAGE = `Usage: agent-bus http [--host 127.0.0.1] [--port ${DEFAULTS.httpPort}]
@@ -22,14 +22,14 @@ Binding an address other than loopback requires AGENT_BUS_HTTP_TOKEN; clients th
 "Authorization: Bearer <token>", and a browser opens the console once as /?token=<token>.`;
 
 /** The `http` command. */
-export const httpCommand: Command = {
+export const httpCommand: Command = defineCommand({
   summary: "Serve mailboxes and the peer tools over Streamable HTTP",
   usage: USAGE,
-  async run(args, ctx) {
-    const { values, positionals } = parseCommand(args, {
-      host: { type: "string" },
-      port: { type: "string" },
-    });
+  options: {
+    host: { type: "string" },
+    port: { type: "string" },
+  },
+  async run({ values, positionals }, ctx) {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}"`);
     const port = intOption(values.port, "port", DEFAULTS.httpPort);
     if (port > 65535) {
@@ -51,4 +51,4 @@ export const httpCommand: Command = {
     });
     return 0;
   },
-};
+});

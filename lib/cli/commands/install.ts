@@ -12,7 +12,8 @@ import {
   choiceOption,
   type CliContext,
   type Command,
-  parseCommand,
+  defineCommand,
+  type ParsedCommand,
   UsageError,
   userCwd,
 } from "../command.ts";
@@ -77,16 +78,17 @@ interface Plan {
   json: boolean;
 }
 
-function plan(args: string[], ctx: CliContext) {
-  const parsed = parseCommand(args, {
-    scope: { type: "string" },
-    profile: { type: "string" },
-    agent: { type: "string" },
-    name: { type: "string" },
-    "dry-run": { type: "boolean" },
-    json: { type: "boolean" },
-  });
-  const { values, positionals } = parsed;
+/** The options of `install` and `uninstall`. */
+const OPTIONS = {
+  scope: { type: "string" },
+  profile: { type: "string" },
+  agent: { type: "string" },
+  name: { type: "string" },
+  "dry-run": { type: "boolean" },
+  json: { type: "boolean" },
+} as const;
+
+function plan({ values, positionals }: ParsedCommand<typeof OPTIONS>, ctx: CliContext) {
   if (positionals.length !== 1) throw new UsageError(`Name one client: ${CLIENT_IDS.join(", ")}`);
   const id = positionals[0] as ClientId;
   if (!CLIENT_IDS.includes(id)) {
@@ -209,12 +211,13 @@ async function apply(target: Plan, entry: Record<string, unknown> | undefined): 
 }
 
 /** The `install` command. */
-export const installCommand: Command = {
+export const installCommand: Command = defineCommand({
   summary:
     "Add this server to an MCP client's config (claude-code, codex, gemini, cursor, opencode, vscode)",
   usage: INSTALL_USAGE,
-  async run(args, ctx) {
-    const { target, profile, agent } = plan(args, ctx);
+  options: OPTIONS,
+  async run(parsed, ctx) {
+    const { target, profile, agent } = plan(parsed, ctx);
     if (ctx.config.dbPath === ":memory:") {
       throw new UsageError(
         "AGENT_BUS_DB is :memory:; every agent would get its own empty bus. Point it at a file",
@@ -234,13 +237,14 @@ export const installCommand: Command = {
     }
     return await apply(target, target.client.entry(launch));
   },
-};
+});
 
 /** The `uninstall` command. */
-export const uninstallCommand: Command = {
+export const uninstallCommand: Command = defineCommand({
   summary: "Remove this server from an MCP client's config",
   usage: UNINSTALL_USAGE,
-  async run(args, ctx) {
-    return await apply(plan(args, ctx).target, undefined);
+  options: OPTIONS,
+  async run(parsed, ctx) {
+    return await apply(plan(parsed, ctx).target, undefined);
   },
-};
+});

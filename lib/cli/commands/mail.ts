@@ -7,7 +7,7 @@
  */
 
 import { drainMail, mailboxes, peekMailbox, registeredPeers, sendMail } from "../../bus/mail.ts";
-import { type Command, intOption, openCliBus, parseCommand, UsageError } from "../command.ts";
+import { type Command, defineCommand, intOption, openCliBus, UsageError } from "../command.ts";
 import { ago, createStyle, out, outJson, table } from "../format.ts";
 
 const USAGE = `Usage: agent-bus mail <command> [options]
@@ -23,16 +23,16 @@ Commands:
 Every command takes --json.`;
 
 /** The `mail` command group. */
-export const mailCommand: Command = {
+export const mailCommand: Command = defineCommand({
   summary: "Send, list and drain direct mail; list running peers",
   usage: USAGE,
-  async run(args, ctx) {
-    const { values, positionals } = parseCommand(args, {
-      from: { type: "string" },
-      id: { type: "string" },
-      limit: { type: "string" },
-      json: { type: "boolean" },
-    });
+  options: {
+    from: { type: "string" },
+    id: { type: "string" },
+    limit: { type: "string" },
+    json: { type: "boolean" },
+  },
+  async run({ values, positionals }, ctx) {
     const [sub, ...rest] = positionals;
     using bus = openCliBus(ctx);
     const style = createStyle({ noColor: ctx.config.noColor });
@@ -114,4 +114,4 @@ export const mailCommand: Command = {
         throw new UsageError(`Unknown mail command "${sub}"`);
     }
   },
-};
+});

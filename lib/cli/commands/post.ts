@@ -7,7 +7,7 @@
 
 import { findTopic } from "../../bus/admin.ts";
 import { postAs } from "../../bus/sync.ts";
-import { type Command, openCliBus, parseCommand, UsageError } from "../command.ts";
+import { type Command, defineCommand, openCliBus, UsageError } from "../command.ts";
 import { out, outJson } from "../format.ts";
 
 const USAGE = `Usage: agent-bus post TOPIC TEXT [options]
@@ -21,17 +21,17 @@ Post a message to a topic as a person. TEXT "-" reads the body from stdin.
   --json           Print the stored message as JSON`;
 
 /** The `post` command. */
-export const postCommand: Command = {
+export const postCommand: Command = defineCommand({
   summary: "Post a message to a topic as a person",
   usage: USAGE,
-  async run(args, ctx) {
-    const { values, positionals } = parseCommand(args, {
-      as: { type: "string" },
-      type: { type: "string" },
-      "reply-to": { type: "string" },
-      id: { type: "string" },
-      json: { type: "boolean" },
-    });
+  options: {
+    as: { type: "string" },
+    type: { type: "string" },
+    "reply-to": { type: "string" },
+    id: { type: "string" },
+    json: { type: "boolean" },
+  },
+  async run({ values, positionals }, ctx) {
     if (positionals.length !== 2) {
       throw new UsageError("post needs a TOPIC and a TEXT (or - for stdin)");
     }
@@ -61,4 +61,4 @@ export const postCommand: Command = {
     }
     return 0;
   },
-};
+});

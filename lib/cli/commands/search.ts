@@ -10,9 +10,9 @@ import { SearchEngine } from "../../search/mod.ts";
 import {
   choiceOption,
   type Command,
+  defineCommand,
   intOption,
   openCliBus,
-  parseCommand,
   UsageError,
 } from "../command.ts";
 import { createStyle, err, localTime, out, outJson } from "../format.ts";
@@ -26,17 +26,17 @@ const USAGE = `Usage: agent-bus search QUERY [options]
   --json          The full result, as the tool returns it`;
 
 /** The `search` command. */
-export const searchCommand: Command = {
+export const searchCommand: Command = defineCommand({
   summary: "Search every message (full text and semantic)",
   usage: USAGE,
-  async run(args, ctx) {
-    const { values, positionals } = parseCommand(args, {
-      mode: { type: "string" },
-      topic: { type: "string" },
-      limit: { type: "string" },
-      sender: { type: "string" },
-      json: { type: "boolean" },
-    });
+  options: {
+    mode: { type: "string" },
+    topic: { type: "string" },
+    limit: { type: "string" },
+    sender: { type: "string" },
+    json: { type: "boolean" },
+  },
+  async run({ values, positionals }, ctx) {
     if (positionals.length === 0) throw new UsageError("search needs a QUERY");
     using bus = openCliBus(ctx);
     const style = createStyle({ noColor: ctx.config.noColor });
@@ -78,4 +78,4 @@ export const searchCommand: Command = {
       await engine.close();
     }
   },
-};
+});

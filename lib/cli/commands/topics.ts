@@ -20,9 +20,9 @@ import {
   choiceOption,
   type CliContext,
   type Command,
+  defineCommand,
   intOption,
   openCliBus,
-  parseCommand,
   UsageError,
 } from "../command.ts";
 import { ago, createStyle, out, outJson, table } from "../format.ts";
@@ -45,20 +45,20 @@ TOPIC is a topic id or a name (the newest open topic of that name, else the newe
 Every command takes --json for machine-readable output.`;
 
 /** The `topics` command group. */
-export const topicsCommand: Command = {
+export const topicsCommand: Command = defineCommand({
   summary: "List, show, create, close, rename and delete topics; see who is present",
   usage: USAGE,
-  async run(args, ctx) {
-    const { values, positionals } = parseCommand(args, {
-      json: { type: "boolean" },
-      status: { type: "string" },
-      limit: { type: "string" },
-      messages: { type: "string" },
-      reason: { type: "string" },
-      new: { type: "boolean" },
-      yes: { type: "boolean", short: "y" },
-      window: { type: "string" },
-    });
+  options: {
+    json: { type: "boolean" },
+    status: { type: "string" },
+    limit: { type: "string" },
+    messages: { type: "string" },
+    reason: { type: "string" },
+    new: { type: "boolean" },
+    yes: { type: "boolean", short: "y" },
+    window: { type: "string" },
+  },
+  async run({ values, positionals }, ctx) {
     const [sub, ...rest] = positionals;
     const json = values.json ?? false;
     const needArgs = (count: number, what: string): string[] => {
@@ -153,7 +153,7 @@ export const topicsCommand: Command = {
         throw new UsageError(`Unknown topics command "${sub}"`);
     }
   },
-};
+});
 
 function list(
   ctx: CliContext,

@@ -11,7 +11,7 @@
 import { findTopic, latestMessages, messagesFrom, topicSummary } from "../../bus/admin.ts";
 import type { Message } from "../../bus/messages.ts";
 import { BusError } from "../../errors.ts";
-import { type Command, intOption, openCliBus, parseCommand, UsageError } from "../command.ts";
+import { type Command, defineCommand, intOption, openCliBus, UsageError } from "../command.ts";
 import { createStyle, err, out } from "../format.ts";
 import { renderMessageLines } from "../render.ts";
 
@@ -27,16 +27,16 @@ Print a topic's messages as they arrive, until Ctrl-C.
 const BATCH = 500;
 
 /** The `watch` command. */
-export const watchCommand: Command = {
+export const watchCommand: Command = defineCommand({
   summary: "Follow a topic live",
   usage: USAGE,
-  async run(args, ctx) {
-    const { values, positionals } = parseCommand(args, {
-      from: { type: "string" },
-      last: { type: "string" },
-      full: { type: "boolean" },
-      json: { type: "boolean" },
-    });
+  options: {
+    from: { type: "string" },
+    last: { type: "string" },
+    full: { type: "boolean" },
+    json: { type: "boolean" },
+  },
+  async run({ values, positionals }, ctx) {
     if (positionals.length !== 1) throw new UsageError("watch needs one TOPIC");
     if (values.from !== undefined && values.last !== undefined) {
       throw new UsageError("give --from or --last, not both");
@@ -91,4 +91,4 @@ export const watchCommand: Command = {
       for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
     }
   },
-};
+});
