@@ -175,8 +175,21 @@ Deno.test({
     }
     await say(agent, topicId, "Fixed the one above.", { reply_to: flaky });
 
+    const old = (await agent.ok("topic_create", { name: "old-news" })).topic_id as string;
+    await agent.ok("topic_close", { topic_id: old });
+
     await using browser = await launch();
     const { page, errors } = await openPage(browser, `${server.url}/`);
+    // The list: unread counts, and closed topics only under "all" or "closed".
+    const listed = page.locator(".topic-link", { hasText: "search-me" });
+    assert.equal(await listed.locator(".unread").textContent(), "141");
+    assert.equal(await page.locator(".topic-link", { hasText: "old-news" }).count(), 0);
+    await page.locator("#topic-status").selectOption("all");
+    await page.locator(".topic-link", { hasText: "old-news" }).waitFor();
+    await page.locator("#topic-filter").fill("news");
+    assert.equal(await listed.count(), 0);
+    await page.locator("#topic-filter").fill("");
+    await page.locator("#thread").focus();
     await page.keyboard.press("/");
     await page.keyboard.type("wal checkpoint");
     await page.keyboard.press("Enter");
@@ -190,6 +203,7 @@ Deno.test({
     await target.waitFor();
     assert.match(await target.textContent() ?? "", /wal_checkpoint_test/);
     await page.waitForFunction(() => document.activeElement?.id === "m-7");
+    assert.equal(await listed.locator(".unread").count(), 0, "opening a topic marks it read");
     assert.deepEqual(errors, []);
 
     // A reply to a message older than the loaded page links to it all the same.
