@@ -20,17 +20,34 @@ const BODIES = [
   "Please review the onboarding checklist",
 ];
 
+/** A temp bus holding BODIES, fully indexed through a fake endpoint. Dispose to clean up. */
+async function indexedScene(api?: "openai") {
+  const tmp = await tmpDir();
+  const embed = startFakeEmbedServer(api ? { api } : {});
+  const bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  const engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_URL: embed.url });
+  await seedTopic(bus, "t", BODIES);
+  await indexAll(engine);
+  return {
+    bus,
+    embed,
+    engine,
+    async [Symbol.asyncDispose]() {
+      await engine[Symbol.asyncDispose]();
+      bus[Symbol.dispose]();
+      await embed[Symbol.asyncDispose]();
+      await tmp[Symbol.asyncDispose]();
+    },
+  };
+}
+
 function search(engine: SearchEngine, more: Partial<SearchArgs>) {
   return engine.search({ query: "", mode: "hybrid", limit: 10, includeContent: true, ...more });
 }
 
 Deno.test("hybrid search surfaces a message that matches in meaning but not in words", async () => {
-  await using tmp = await tmpDir();
-  await using embed = startFakeEmbedServer();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
-  await using engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_URL: embed.url });
-  await seedTopic(bus, "t", BODIES);
-  await indexAll(engine);
+  await using scene = await indexedScene();
+  const { engine } = scene;
   assert.equal(
     (await search(engine, { query: "automobile", mode: "fts" })).count,
     0,
@@ -54,12 +71,8 @@ Deno.test("hybrid search surfaces a message that matches in meaning but not in w
 });
 
 Deno.test("semantic mode returns nothing for a query that means nothing here", async () => {
-  await using tmp = await tmpDir();
-  await using embed = startFakeEmbedServer();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
-  await using engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_URL: embed.url });
-  await seedTopic(bus, "t", BODIES);
-  await indexAll(engine);
+  await using scene = await indexedScene();
+  const { engine } = scene;
   const nonsense = await search(engine, { query: "zxqv wpfk jjjj", mode: "semantic" });
   assert.equal(nonsense.count, 0);
   const meaningful = await search(engine, { query: "vehicle", mode: "semantic" });
@@ -100,12 +113,8 @@ Deno.test("with the endpoint down, search falls back to full text, then recovers
 });
 
 Deno.test("an incomplete index gives partial results with the backlog in a warning", async () => {
-  await using tmp = await tmpDir();
-  await using embed = startFakeEmbedServer();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
-  await using engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_URL: embed.url });
-  await seedTopic(bus, "t", BODIES);
-  await indexAll(engine);
+  await using scene = await indexedScene();
+  const { bus, engine } = scene;
   await seedTopic(bus, "t", Array.from({ length: 40 }, (_, i) => `later note ${i}`));
   await engine.indexer.runOnce(); // one batch of 16, 24 left
   const partial = await search(engine, { query: "automobile", mode: "semantic" });
@@ -146,12 +155,8 @@ Deno.test("changing the model re-indexes every message for it", async () => {
 });
 
 Deno.test("an endpoint without Ollama's route is used through the OpenAI format", async () => {
-  await using tmp = await tmpDir();
-  await using embed = startFakeEmbedServer({ api: "openai" });
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
-  await using engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_URL: embed.url });
-  await seedTopic(bus, "t", BODIES);
-  await indexAll(engine);
+  await using scene = await indexedScene("openai");
+  const { embed, engine } = scene;
   assert.equal(
     (await search(engine, { query: "automobile" })).results[0]?.content_markdown,
     BODIES[0],
