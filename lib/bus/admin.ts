@@ -216,14 +216,20 @@ export interface PresenceOverview {
 /** Most present agents one overview lists. */
 const MAX_PRESENCE_ROWS = 5000;
 
-/** Agents present in every topic (read in the last `windowSeconds`). */
+/** Agents present in every topic, or in `topicId` only (read in the last `windowSeconds`). */
 export function presenceOverview(
   bus: Bus,
-  windowSeconds = PRESENCE_WINDOW_SECONDS,
+  options: { windowSeconds?: number; topicId?: string } = {},
 ): PresenceOverview {
   const now = bus.now();
+  const windowSeconds = options.windowSeconds ?? PRESENCE_WINDOW_SECONDS;
   return bus.store.read(() => {
-    const rows = presenceSince(bus.store, now - windowSeconds, now, MAX_PRESENCE_ROWS);
+    const rows = presenceSince(bus.store, {
+      since: now - windowSeconds,
+      now,
+      limit: MAX_PRESENCE_ROWS,
+      topicId: options.topicId,
+    });
     const topics: Record<string, PresentAgent[]> = {};
     let next = nextWaitEnd(bus.store, now) ?? Infinity;
     for (const row of rows) {

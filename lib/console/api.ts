@@ -65,7 +65,7 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
       const page = messagesPage(bus, id!, { limit });
       return json({
         topic,
-        presence: presenceOverview(bus).topics[id!] ?? [],
+        presence: presenceOverview(bus, { topicId: id! }).topics[id!] ?? [],
         messages: page.messages,
         has_more: page.has_more,
       });
@@ -127,7 +127,7 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
         max: 86_400,
         fallback: PRESENCE_WINDOW_SECONDS,
       });
-      return json(presenceOverview(bus, window));
+      return json(presenceOverview(bus, { windowSeconds: window }));
     }],
     ["GET", /^\/api\/search$/, async (_, url) => {
       const query = new Query(url);

@@ -116,7 +116,7 @@ async function run(
 
   let version = topicListVersion(bus);
   let topics = summariesById(bus);
-  let presence = presenceByTopic(bus);
+  let presence = presenceByTopic(bus, filter);
   // A reconnect may have missed topic and presence changes: send the current state.
   if (resumeFrom !== undefined) {
     for (const topic of topics.values()) {
@@ -171,7 +171,7 @@ async function run(
     for (const topic of changed) {
       if (filter === undefined || topic.topic_id === filter) emit("topic", topic);
     }
-    const nextPresence = presenceByTopic(bus);
+    const nextPresence = presenceByTopic(bus, filter);
     for (const id of new Set([...presence.agents.keys(), ...nextPresence.agents.keys()])) {
       const agents = nextPresence.agents.get(id) ?? [];
       if (sameAgents(presence.agents.get(id) ?? [], agents)) continue;
@@ -214,11 +214,11 @@ function summariesById(bus: Bus): Map<string, TopicSummary> {
 }
 
 /** Present agents per topic, without the ever-changing ages (compared between wake-ups). */
-function presenceByTopic(bus: Bus): {
+function presenceByTopic(bus: Bus, topicId: string | undefined): {
   agents: Map<string, Omit<PresentAgent, "age_seconds">[]>;
   nextChangeAt: number | null;
 } {
-  const overview = presenceOverview(bus);
+  const overview = presenceOverview(bus, topicId === undefined ? {} : { topicId });
   return {
     agents: new Map(
       Object.entries(overview.topics).map((

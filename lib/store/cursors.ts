@@ -76,23 +76,24 @@ export interface PresenceRow extends CursorRow {
 }
 
 /**
- * Cursors of every topic touched at or after `since` (most recent first),
- * each marked when a `sync` of that peer is waiting at `now`.
+ * Cursors touched at or after `since` (most recent first), of one topic or
+ * of every topic, each marked when a `sync` of that peer is waiting at `now`.
  */
 export function presenceSince(
   store: Store,
-  since: number,
-  now: number,
-  limit: number,
+  query: { since: number; now: number; limit: number; topicId?: string | undefined },
 ): PresenceRow[] {
-  return store.stmt(
-    `SELECT c.*, EXISTS (
+  const select = `SELECT c.*, EXISTS (
        SELECT 1 FROM bus_waiters w
        WHERE w.topic_id = c.topic_id AND w.agent_name = c.agent_name AND w.until > ?
      ) AS waiting
-     FROM cursors c WHERE c.updated_at >= ?
-     ORDER BY c.updated_at DESC, c.agent_name LIMIT ?`,
-  ).all(now, since, limit) as unknown as PresenceRow[];
+     FROM cursors c WHERE c.updated_at >= ?`;
+  const order = "ORDER BY c.updated_at DESC, c.agent_name LIMIT ?";
+  const rows = query.topicId === undefined
+    ? store.stmt(`${select} ${order}`).all(query.now, query.since, query.limit)
+    : store.stmt(`${select} AND c.topic_id = ? ${order}`)
+      .all(query.now, query.since, query.topicId, query.limit);
+  return rows as unknown as PresenceRow[];
 }
 
 /** Record that a peer's `sync` waits on a topic until `until` (at the latest). */
