@@ -91,6 +91,7 @@ async function run(
   signal: AbortSignal,
 ): Promise<void> {
   const filter = options.topicId;
+  const wanted = (topicId: string) => filter === undefined || topicId === filter;
   let position = latestPosition(bus);
   let lastSent = Date.now();
   const emit = (event: string, data: unknown) => {
@@ -106,7 +107,7 @@ async function run(
       emit("reset", { reason: `more than ${MAX_REPLAY} messages were missed` });
     } else {
       for (const { position: at, message } of missed) {
-        if (filter !== undefined && message.topic_id !== filter) continue;
+        if (!wanted(message.topic_id)) continue;
         position = at;
         emit("message", { topic_id: message.topic_id, message });
       }
@@ -120,12 +121,10 @@ async function run(
   // A reconnect may have missed topic and presence changes: send the current state.
   if (resumeFrom !== undefined) {
     for (const topic of topics.values()) {
-      if (filter === undefined || topic.topic_id === filter) emit("topic", topic);
+      if (wanted(topic.topic_id)) emit("topic", topic);
     }
     for (const [topicId, agents] of presence.agents) {
-      if (filter === undefined || topicId === filter) {
-        emit("presence", { topic_id: topicId, agents });
-      }
+      emit("presence", { topic_id: topicId, agents });
     }
   }
   emit("ready", { last_event_id: position });
@@ -139,9 +138,7 @@ async function run(
       for (const { position: at, message } of batch) {
         position = at;
         touched.add(message.topic_id);
-        if (filter === undefined || message.topic_id === filter) {
-          emit("message", { topic_id: message.topic_id, message });
-        }
+        if (wanted(message.topic_id)) emit("message", { topic_id: message.topic_id, message });
       }
       if (batch.length < BATCH) break;
     }
@@ -154,9 +151,7 @@ async function run(
         if (!sameSummary(topics.get(id), topic)) changed.push(topic);
       }
       for (const id of topics.keys()) {
-        if (!next.has(id) && (filter === undefined || id === filter)) {
-          emit("topic", { topic_id: id, deleted: true });
-        }
+        if (!next.has(id) && wanted(id)) emit("topic", { topic_id: id, deleted: true });
       }
       topics = next;
       version = nextVersion;
@@ -169,13 +164,15 @@ async function run(
       }
     }
     for (const topic of changed) {
-      if (filter === undefined || topic.topic_id === filter) emit("topic", topic);
+      if (wanted(topic.topic_id)) emit("topic", topic);
     }
+    // Presence is read for the filtered topic only, so every change here is wanted.
     const nextPresence = presenceByTopic(bus, filter);
     for (const id of new Set([...presence.agents.keys(), ...nextPresence.agents.keys()])) {
       const agents = nextPresence.agents.get(id) ?? [];
-      if (sameAgents(presence.agents.get(id) ?? [], agents)) continue;
-      if (filter === undefined || id === filter) emit("presence", { topic_id: id, agents });
+      if (!sameAgents(presence.agents.get(id) ?? [], agents)) {
+        emit("presence", { topic_id: id, agents });
+      }
     }
     presence = nextPresence;
 
@@ -186,7 +183,8 @@ async function run(
       timeoutMs: Math.min(options.keepAliveMs, untilAging),
       signal,
     }).catch(() => "stopped" as const);
-    if (outcome === "timeout" && Date.now() - lastSent >= options.keepAliveMs - 50) {
+    // Also when busy with other topics' commits that this stream filters out.
+    if (outcome !== "stopped" && Date.now() - lastSent >= options.keepAliveMs - 50) {
       send(`: keep-alive\n\n`);
       lastSent = Date.now();
     }
