@@ -385,6 +385,10 @@ Deno.test("the page and the API keep the HTTP guard: token, cookie, Host, Origin
   assert.equal((await get(`${s.url}/assets/app.js`, withCookie)).status, 200);
   assert.equal((await fetch(`${s.url}/assets/app.js`)).status, 401);
 
+  const mixed = await fetch(`${s.url}/?token=nope`, { redirect: "manual", headers: withCookie });
+  await mixed.body?.cancel();
+  assert.equal(mixed.status, 303);
+  assert.equal(mixed.headers.get("set-cookie"), null, "a wrong token never becomes the cookie");
   const badLogin = await fetch(`${s.url}/?token=nope`, { redirect: "manual" });
   await badLogin.body?.cancel();
   assert.equal(badLogin.status, 401);

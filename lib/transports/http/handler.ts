@@ -30,7 +30,7 @@ import { createServer, type ServerDeps } from "../../mcp/server.ts";
 import { createToolRunner } from "../../mcp/tool_runner.ts";
 import { createConsole, type WebConsole } from "../../console/mod.ts";
 import { readCappedBody } from "../../console/respond.ts";
-import { checkRequest, type GuardPolicy, sameOrigin } from "./guard.ts";
+import { checkRequest, type GuardPolicy, sameOrigin, timingSafeEqual } from "./guard.ts";
 import { SessionRegistry } from "./sessions.ts";
 
 /** What {@linkcode createHttpHandler} needs. */
@@ -134,17 +134,19 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         headers: status === 401 ? { "www-authenticate": "Bearer" } : {},
       });
     }
-    if (fromQuery !== null && options.policy.token !== undefined) {
-      // Trade the token in the address for a cookie scripts cannot read, and drop it from the URL.
-      return new Response(null, {
-        status: 303,
-        headers: {
+    const token = options.policy.token;
+    if (fromQuery !== null && token !== undefined) {
+      // Trade the token in the address for a cookie scripts cannot read, and drop it from the
+      // URL. (A wrong one beside a good cookie is only dropped.)
+      const headers: HeadersInit = timingSafeEqual(fromQuery, token)
+        ? {
           location: "/",
           "set-cookie": `${TOKEN_COOKIE}=${
-            encodeURIComponent(fromQuery)
+            encodeURIComponent(token)
           }; Path=/; HttpOnly; SameSite=Strict`,
-        },
-      });
+        }
+        : { location: "/" };
+      return new Response(null, { status: 303, headers });
     }
     return await webConsole.handle(request, url, sameOrigin(request.headers, options.policy));
   };
