@@ -161,15 +161,11 @@ export async function sync(
         // Read (and on timeout, touch presence) without resending or re-acking.
         round = await write(bus, () => {
           const next = syncRound(bus, identity, { ...args, ackThrough: undefined }, []);
-          if (next.received.length > 0 || outcome === "timeout") {
-            clearWaiting(bus.store, args.topicId, identity.agentName);
-          }
+          waiting = next.received.length === 0 && outcome !== "timeout";
+          if (!waiting) clearWaiting(bus.store, args.topicId, identity.agentName);
           return next;
         });
-        if (round.received.length > 0 || outcome === "timeout") {
-          waiting = false;
-          break;
-        }
+        if (!waiting) break;
       }
     } finally {
       clearInterval(progress);

@@ -52,9 +52,7 @@ export function guardPolicy(
   return {
     allowedHosts: hosts,
     anyHost: wildcard && options.token !== undefined,
-    allowedOrigins: new Set(
-      (options.allowedOrigins ?? []).map((o) => o.toLowerCase().replace(/\/+$/, "")),
-    ),
+    allowedOrigins: new Set((options.allowedOrigins ?? []).map(normalizeOrigin)),
     token: options.token,
   };
 }
@@ -99,8 +97,7 @@ export function checkRequest(
 export function sameOrigin(headers: Headers, policy: GuardPolicy): boolean {
   const origin = headers.get("origin");
   if (origin === null) return true;
-  const normalized = origin.toLowerCase().replace(/\/+$/, "");
-  if (policy.allowedOrigins.has(normalized)) return true;
+  if (policy.allowedOrigins.has(normalizeOrigin(origin))) return true;
   try {
     return new URL(origin).host === (headers.get("host") ?? "").toLowerCase();
   } catch {
@@ -118,8 +115,7 @@ export function timingSafeEqual(a: string, b: string): boolean {
 }
 
 function originAllowed(origin: string, policy: GuardPolicy): boolean {
-  const normalized = origin.toLowerCase().replace(/\/+$/, "");
-  if (policy.allowedOrigins.has(normalized)) return true;
+  if (policy.allowedOrigins.has(normalizeOrigin(origin))) return true;
   try {
     const url = new URL(origin);
     return (url.protocol === "http:" || url.protocol === "https:") && isLoopback(url.hostname);
@@ -141,4 +137,9 @@ function hostnameOf(host: string | null): string | undefined {
 
 function bracketed(hostname: string): string {
   return hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname;
+}
+
+/** An origin as compared: lower case, without trailing slashes. */
+function normalizeOrigin(origin: string): string {
+  return origin.toLowerCase().replace(/\/+$/, "");
 }
