@@ -252,6 +252,7 @@ function messageNode(m) {
 function appendMessage(m) {
   if (state.messages.has(m.message_id)) return;
   state.messages.set(m.message_id, m);
+  state.lastSeq = Math.max(state.lastSeq, m.seq);
   $("messages").append(messageNode(m));
 }
 
@@ -295,10 +296,7 @@ async function catchUp(topicId) {
       }/messages?after_seq=${state.lastSeq}&limit=${PAGE}`,
     );
     if (state.current !== topicId) return;
-    page.messages.forEach((m) => {
-      appendMessage(m);
-      state.lastSeq = Math.max(state.lastSeq, m.seq);
-    });
+    page.messages.forEach(appendMessage);
     if (!page.has_more) return;
   }
 }
@@ -337,7 +335,6 @@ async function send(event) {
       client_message_id: crypto.randomUUID(),
     });
     appendMessage(message);
-    state.lastSeq = Math.max(state.lastSeq, message.seq);
     markRead(state.current, state.lastSeq);
     $("composer-text").value = "";
     $("composer-type").value = "message";
@@ -410,7 +407,6 @@ function connect() {
       } else {
         const atBottom = innerHeight + scrollY >= document.body.scrollHeight - 80;
         appendMessage(message);
-        state.lastSeq = Math.max(state.lastSeq, message.seq);
         if (atBottom) $(`m-${message.seq}`)?.scrollIntoView({ block: "end" });
       }
       if (document.visibilityState === "visible") markRead(message.topic_id, message.seq);
