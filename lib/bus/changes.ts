@@ -21,7 +21,9 @@
  *
  * A waiter takes a `mark()` *before* it checks for new data and waits on
  * that mark, so a commit that lands between the check and the wait is never
- * missed.
+ * missed: the feed compares every later reading with the version in the
+ * mark, never with a fresh read taken when the wait starts (which would
+ * count a commit made in between as already seen).
  *
  * @module
  */
@@ -50,6 +52,12 @@ export interface ChangeFeedOptions {
   watch?: boolean;
   /** Opens a directory watcher; `Deno.watchFs` unless a test injects one. */
   watchFs?: (dir: string) => DirWatcher;
+  /**
+   * Test seam: runs after a wait has found nothing new since its mark and
+   * before it starts waiting, so a test can commit from another connection
+   * exactly there and prove the wait still wakes.
+   */
+  beforeWait?: () => void | Promise<void>;
 }
 
 /** The part of `Deno.FsWatcher` the feed uses. */
@@ -74,6 +82,7 @@ export class ChangeFeed {
   #seen = -1;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #watchFs: (dir: string) => DirWatcher;
+  readonly #beforeWait: (() => void | Promise<void>) | undefined;
   #watcher: DirWatcher | undefined;
   #watch: "on" | "off";
   #burstUntil = 0;
@@ -90,6 +99,7 @@ export class ChangeFeed {
     this.#hotMs = options.hotMs ?? 2000;
     this.#watch = options.watch === false || store.path === ":memory:" ? "off" : "on";
     this.#watchFs = options.watchFs ?? ((dir) => Deno.watchFs(dir, { recursive: false }));
+    this.#beforeWait = options.beforeWait;
   }
 
   /** The current state, to be passed to {@linkcode ChangeFeed.wait}. */
@@ -127,6 +137,20 @@ export class ChangeFeed {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#changedSince(mark)) return Promise.resolve("changed");
+    const hook = this.#beforeWait;
+    if (hook) return Promise.resolve(hook()).then(() => this.#park(mark, options));
+    return this.#park(mark, options);
+  }
+
+  /** Wait for a change after `mark`, which {@linkcode ChangeFeed.wait} found current. */
+  #park(
+    mark: ChangeMark,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<"changed" | "timeout"> {
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    // Only after the test seam's await: a commit of this process meanwhile woke nobody.
+    if (this.#local !== mark.local) return Promise.resolve("changed");
     return new Promise((resolve, reject) => {
       const finish = (): void => {
         clearTimeout(timeout);
@@ -148,7 +172,7 @@ export class ChangeFeed {
       }, Math.max(0, options.timeoutMs));
       signal?.addEventListener("abort", abort, { once: true });
       this.#waiters.add(wake);
-      this.#busy();
+      this.#busy(mark);
     });
   }
 
@@ -172,10 +196,15 @@ export class ChangeFeed {
     return this.#lastVersion;
   }
 
-  /** Someone waits: make sure changes will be noticed. */
-  #busy(): void {
+  /**
+   * Someone waits: make sure changes will be noticed. The baseline is the
+   * waiter's mark, so a commit after it (even one made a microsecond ago,
+   * before this wait began) is a change. With a timer already running, the
+   * baseline is older still, and its next check wakes everyone anyway.
+   */
+  #busy(mark: ChangeMark): void {
     if (this.#timer === undefined) {
-      this.#seen = this.#version();
+      this.#seen = mark.dataVersion;
       this.#schedule();
     }
   }

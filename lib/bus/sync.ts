@@ -33,10 +33,12 @@ import {
   messageInTopic,
   type MessageRow,
   messagesAfter,
+  type NewMessageRow,
   nextSeq,
   setNextSeq,
 } from "../store/messages.ts";
 import type { Store } from "../store/mod.ts";
+import { codeTerms } from "../store/terms.ts";
 import { bumpTopicsVersion, type TopicRow } from "../store/topics.ts";
 import { newId } from "./ids.ts";
 import { type Message, toMessage } from "./messages.ts";
@@ -99,6 +101,8 @@ interface Round {
 
 interface PreparedItem {
   contentMarkdown: string;
+  /** Index terms of the body, computed before the write lock is taken. */
+  terms: string;
   messageType: string;
   replyTo: string | null;
   metadataJson: string | null;
@@ -290,7 +294,7 @@ function insertOutbox(
         `outbox[${index}].reply_to "${item.replyTo}" is not a message in topic "${topicId}"`,
       );
     }
-    const row: MessageRow = {
+    const row: NewMessageRow = {
       message_id: unusedMessageId(store),
       topic_id: topicId,
       seq,
@@ -301,6 +305,7 @@ function insertOutbox(
       metadata_json: item.metadataJson,
       client_message_id: item.clientMessageId,
       created_at: now,
+      terms: item.terms,
     };
     insertMessage(store, row);
     sent.push({ message: toMessage(row), duplicate: false });
@@ -364,6 +369,7 @@ function prepareOutbox(bus: Bus, outbox: OutgoingMessage[]): PreparedItem[] {
       : cleanName(item.client_message_id, `${at}.client_message_id`, MAX_CLIENT_MESSAGE_ID_CHARS);
     return {
       contentMarkdown: item.content_markdown,
+      terms: codeTerms(item.content_markdown),
       messageType: cleanName(
         item.message_type ?? "message",
         `${at}.message_type`,

@@ -13,13 +13,12 @@
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import {
-  type CallToolRequest,
-  CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import type { Bus } from "../bus/mod.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { PACKAGE_VERSION } from "../version.ts";
@@ -27,6 +26,18 @@ import { attachMailboxPush, pushCapabilities, type PushMode } from "./mailbox_pu
 import { profile, type ProfileName } from "./profiles.ts";
 import { ProtocolServer } from "./protocol_server.ts";
 import { createToolRunner } from "./tool_runner.ts";
+
+/**
+ * `tools/call` as this server accepts it. The SDK's own schema requires
+ * `arguments` to be an object and answers anything else with a JSON-RPC
+ * internal error and a raw schema dump; here any `arguments` reaches the
+ * tool's `defineTool()` adapter, which refuses a non-object with
+ * `INVALID_ARGUMENT` like every other bad argument.
+ */
+const CallToolRequestSchema = z.object({
+  method: z.literal("tools/call"),
+  params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
+});
 
 /** Dependencies of {@linkcode createServer}: the process's bus and search engine. */
 export interface ServerDeps {
@@ -81,7 +92,7 @@ export function createServer(
   }));
 
   const callTool = async (
-    request: CallToolRequest,
+    request: z.output<typeof CallToolRequestSchema>,
     extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
   ): Promise<CallToolResult> => {
     const progressToken = extra._meta?.progressToken;

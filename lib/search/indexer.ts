@@ -167,8 +167,10 @@ export class Indexer {
   async #drainTerms(): Promise<boolean> {
     if (!this.#store.read(() => hasPendingTerms(this.#store))) return false;
     const rows = this.#store.read(() => pendingTerms(this.#store, 200));
+    // Derived before the write lock is taken: the lock is held only for the updates.
+    const terms = rows.map((row) => codeTerms(row.content));
     await this.#store.immediate(() => {
-      for (const row of rows) setTerms(this.#store, row.rowid, codeTerms(row.content));
+      rows.forEach((row, i) => setTerms(this.#store, row.rowid, terms[i]!));
     });
     return rows.length > 0;
   }

@@ -9,7 +9,6 @@
  */
 
 import type { Store } from "./mod.ts";
-import { codeTerms } from "./terms.ts";
 
 /** A row of `messages`. */
 export interface MessageRow {
@@ -24,6 +23,9 @@ export interface MessageRow {
   client_message_id: string | null;
   created_at: number;
 }
+
+/** A message to insert, with its code terms (see `terms.ts`), derived before the write lock is taken. */
+export type NewMessageRow = MessageRow & { terms: string };
 
 /** The next seq to allocate in a topic, creating its `topic_seq` row if missing. */
 export function nextSeq(store: Store, topicId: string, now: number): number {
@@ -65,14 +67,14 @@ export function latestSeq(store: Store, topicId: string): number {
  * index trigger (there for other programs' inserts) sees it and stands aside.
  * Inside `BEGIN IMMEDIATE` nobody else can take that rowid meanwhile.
  */
-export function insertMessage(store: Store, row: MessageRow): void {
+export function insertMessage(store: Store, row: NewMessageRow): void {
   const { next } = store.stmt("SELECT COALESCE(MAX(rowid), 0) + 1 AS next FROM messages").get() as {
     next: number;
   };
   store.stmt(
     `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
      VALUES (?, ?, ?, ?, ?)`,
-  ).run(next, row.content_markdown, codeTerms(row.content_markdown), row.message_id, row.topic_id);
+  ).run(next, row.content_markdown, row.terms, row.message_id, row.topic_id);
   store.stmt(
     `INSERT INTO messages (rowid, message_id, topic_id, seq, sender, message_type, reply_to,
        content_markdown, metadata_json, client_message_id, created_at)

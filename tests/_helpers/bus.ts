@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { ChangeFeedOptions } from "../../lib/bus/changes.ts";
 import { type Bus, createBus } from "../../lib/bus/mod.ts";
 import { joinTopic } from "../../lib/bus/names.ts";
 import { Session } from "../../lib/bus/session.ts";
@@ -18,12 +19,16 @@ import { openStore } from "../../lib/store/mod.ts";
 /** A bus that closes its store when disposed. */
 export interface TestBus extends Bus, Disposable {}
 
-/** Open a bus on `dbPath` with config from `env`. */
-export function openTestBus(dbPath: string, env: Env = {}): TestBus {
+/** Open a bus on `dbPath` with config from `env` (and change-feed options, e.g. a test seam). */
+export function openTestBus(
+  dbPath: string,
+  env: Env = {},
+  options: { changes?: ChangeFeedOptions } = {},
+): TestBus {
   const { config } = loadConfig({ ...env, AGENT_BUS_DB: dbPath });
   const log = createLogger("error");
   const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
-  const bus = createBus({ store, config, log });
+  const bus = createBus({ store, config, log, changes: options.changes });
   return {
     ...bus,
     [Symbol.dispose]() {

@@ -8,7 +8,8 @@
  * @module
  */
 
-import { findTopic, latestMessages, messagesFrom, topicSummary } from "../../bus/admin.ts";
+import { findTopic, latestMessages, topicSummary } from "../../bus/admin.ts";
+import { followTopic } from "../../bus/follow.ts";
 import type { Message } from "../../bus/messages.ts";
 import { BusError } from "../../errors.ts";
 import { type Command, defineCommand, intOption, openCliBus, UsageError } from "../command.ts";
@@ -23,8 +24,6 @@ Print a topic's messages as they arrive, until Ctrl-C.
   --last N     Start with the last N messages (0: only new ones)
   --full       Whole bodies instead of one-line previews
   --json       One JSON object per message per line`;
-
-const BATCH = 500;
 
 /** The `watch` command. */
 export const watchCommand: Command = defineCommand({
@@ -68,18 +67,12 @@ export const watchCommand: Command = defineCommand({
     const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
     for (const signal of signals) Deno.addSignalListener(signal, onSignal);
     try {
-      while (!stop.signal.aborted) {
-        const mark = bus.changes.mark();
-        const batch = messagesFrom(bus, topic.topic_id, after, BATCH);
-        batch.forEach(print);
-        after = batch.at(-1)?.seq ?? after;
-        if (batch.length === BATCH) continue;
-        if (batch.length === 0 && topicSummary(bus, topic.topic_id).status === "closed") {
-          err(notice.dim("The topic is closed."));
-          return 0;
-        }
-        await bus.changes.wait(mark, { timeoutMs: 60_000, signal: stop.signal }).catch(() => {});
-      }
+      const end = await followTopic(bus, topic.topic_id, {
+        afterSeq: after,
+        signal: stop.signal,
+        onMessage: print,
+      });
+      if (end === "closed") err(notice.dim("The topic is closed."));
       return 0;
     } catch (error) {
       if (error instanceof BusError && error.code === "TOPIC_NOT_FOUND") {

@@ -5,11 +5,18 @@
  * user's own browser: a page can post to localhost, and with DNS rebinding
  * it can even read the answers. So every request's `Host` must name this
  * server (loopback names, the bound address, or hosts the user allows) and
- * its `Origin`, when a browser sends one, must be a loopback origin or one
- * the user allows. When a token is configured (required for any address
- * other than loopback) every request must carry it as a bearer token,
- * compared in constant time. The checks are pure so they can be tested
- * without a socket; the server applies them before routing.
+ * its `Origin`, when a browser sends one, must be this server's own origin
+ * or one the user allows: a page served on another local port is another
+ * origin, and may not post to the bus. Requests without `Origin` (curl,
+ * agents) are not browsers' and pass. When a token is configured (required
+ * for any address other than loopback) every request must carry it as a
+ * bearer token, compared in constant time. The checks are pure so they can
+ * be tested without a socket; the server applies them before routing.
+ *
+ * Hazard: these checks run before authentication on headers an attacker
+ * chooses (a header may be tens of kilobytes), so every string operation here
+ * is a single forward scan or a bounded slice; no regular expression with a
+ * quantifier that can backtrack touches a header.
  *
  * @module
  */
@@ -23,13 +30,17 @@ export interface GuardPolicy {
   allowedHosts: ReadonlySet<string>;
   /** Any `Host` is fine: a wildcard bind with a token (a rebinding page cannot know the token). */
   anyHost: boolean;
-  /** Origins (`scheme://host[:port]`, lower case) accepted besides loopback ones. */
+  /** Origins (`scheme://host[:port]`, lower case) accepted besides the server's own. */
   allowedOrigins: ReadonlySet<string>;
   /** The bearer token, when one is required. */
   token: string | undefined;
 }
 
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
+/** Longest `Origin` worth parsing: a real one is a scheme, a host name and a port. */
+const MAX_ORIGIN_CHARS = 2048;
+/** Longest `Authorization` header looked at. */
+const MAX_AUTHORIZATION_CHARS = 8192;
 
 /** True for addresses only this machine can reach. */
 export function isLoopback(hostname: string): boolean {
@@ -72,16 +83,19 @@ export function checkRequest(
     return {
       ok: false,
       status: 403,
-      message: `Host "${headers.get("host") ?? ""}" is not allowed`,
+      message: `Host "${clip(headers.get("host") ?? "")}" is not allowed`,
     };
   }
-  const origin = headers.get("origin");
-  if (origin !== null && !originAllowed(origin, policy)) {
-    return { ok: false, status: 403, message: `Origin "${origin}" is not allowed` };
+  if (!sameOrigin(headers, policy)) {
+    return {
+      ok: false,
+      status: 403,
+      message: `Origin "${clip(headers.get("origin") ?? "")}" is not allowed`,
+    };
   }
   if (policy.token !== undefined) {
-    const match = /^Bearer\s+(.+)$/i.exec(headers.get("authorization") ?? "");
-    const offered = [match?.[1]?.trim(), ...otherTokens].filter((t) => typeof t === "string");
+    const offered = [bearerToken(headers.get("authorization")), ...otherTokens]
+      .filter((t) => typeof t === "string");
     if (!offered.some((t) => timingSafeEqual(t, policy.token!))) {
       return { ok: false, status: 401, message: "A valid bearer token is required" };
     }
@@ -91,18 +105,35 @@ export function checkRequest(
 
 /**
  * True when a browser's `Origin` is this very server (`Host`) or one the
- * user allowed: what a state-changing request from the console must show.
- * No `Origin` (curl, scripts) passes; the other checks still apply.
+ * user allowed. No `Origin` (curl, scripts, agents) passes; the other
+ * checks still apply.
  */
 export function sameOrigin(headers: Headers, policy: GuardPolicy): boolean {
   const origin = headers.get("origin");
   if (origin === null) return true;
+  if (origin.length > MAX_ORIGIN_CHARS) return false;
   if (policy.allowedOrigins.has(normalizeOrigin(origin))) return true;
   try {
-    return new URL(origin).host === (headers.get("host") ?? "").toLowerCase();
+    const url = new URL(origin);
+    return (url.protocol === "http:" || url.protocol === "https:") &&
+      url.host === (headers.get("host") ?? "").trim().toLowerCase();
   } catch {
     return false;
   }
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header (scheme matched
+ * case-insensitively), or undefined.
+ */
+export function bearerToken(header: string | null): string | undefined {
+  if (header === null || header.length > MAX_AUTHORIZATION_CHARS) return undefined;
+  const value = header.trim();
+  if (value.length < 7 || value.slice(0, 6).toLowerCase() !== "bearer") return undefined;
+  const rest = value.slice(6);
+  if (rest.trimStart().length === rest.length) return undefined; // "Bearerxyz"
+  const token = rest.trim();
+  return token === "" ? undefined : token;
 }
 
 /** Compare two strings in time that depends only on their lengths. */
@@ -112,16 +143,6 @@ export function timingSafeEqual(a: string, b: string): boolean {
   let diff = x.length ^ y.length;
   for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
   return diff === 0;
-}
-
-function originAllowed(origin: string, policy: GuardPolicy): boolean {
-  if (policy.allowedOrigins.has(normalizeOrigin(origin))) return true;
-  try {
-    const url = new URL(origin);
-    return (url.protocol === "http:" || url.protocol === "https:") && isLoopback(url.hostname);
-  } catch {
-    return false;
-  }
 }
 
 /** The hostname of a `Host` header, without the port; IPv6 stays in brackets. */
@@ -139,7 +160,14 @@ function bracketed(hostname: string): string {
   return hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname;
 }
 
-/** An origin as compared: lower case, without trailing slashes. */
+/** An origin as compared: lower case, without trailing slashes (a loop, not `/\/+$/`: linear). */
 function normalizeOrigin(origin: string): string {
-  return origin.toLowerCase().replace(/\/+$/, "");
+  let end = origin.length;
+  while (end > 0 && origin.charCodeAt(end - 1) === 0x2f) end--;
+  return origin.slice(0, end).toLowerCase();
+}
+
+/** A header value cut for an error message. */
+function clip(value: string): string {
+  return value.length > 200 ? `${value.slice(0, 200)}…` : value;
 }

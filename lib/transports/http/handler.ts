@@ -30,7 +30,7 @@ import { createServer, type ServerDeps } from "../../mcp/server.ts";
 import { createToolRunner } from "../../mcp/tool_runner.ts";
 import { createConsole, type WebConsole } from "../../console/mod.ts";
 import { readCappedBody } from "../../console/respond.ts";
-import { checkRequest, type GuardPolicy, sameOrigin, timingSafeEqual } from "./guard.ts";
+import { checkRequest, type GuardPolicy, timingSafeEqual } from "./guard.ts";
 import { SessionRegistry } from "./sessions.ts";
 
 /** What {@linkcode createHttpHandler} needs. */
@@ -148,7 +148,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         : { location: "/" };
       return new Response(null, { status: 303, headers });
     }
-    return await webConsole.handle(request, url, sameOrigin(request.headers, options.policy));
+    return await webConsole.handle(request, url);
   };
 
   const forward = async (
@@ -252,11 +252,19 @@ async function readJson(request: Request, maxBytes: number): Promise<Body> {
   }
 }
 
-/** A cookie's value from the `Cookie` header, if present. */
+/**
+ * A cookie's value from the `Cookie` header, if present and well formed (a
+ * malformed `%`-escape is no token, not a server error). Linear: one split.
+ */
 function cookie(headers: Headers, name: string): string | undefined {
   for (const part of (headers.get("cookie") ?? "").split(";")) {
-    const [key, ...value] = part.trim().split("=");
-    if (key === name) return decodeURIComponent(value.join("="));
+    const at = part.indexOf("=");
+    if (at === -1 || part.slice(0, at).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(at + 1).trim());
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }
