@@ -9,6 +9,8 @@
  * @module
  */
 
+import { trimTrailingSlashes } from "./strings.ts";
+
 /** Every setting the program uses, with defaults applied. */
 export interface ResolvedConfig {
   /** Absolute path of the SQLite file, or `:memory:`. */
@@ -19,8 +21,11 @@ export interface ResolvedConfig {
   maxMessageChars: number;
   /** Cap (and schema maximum) of `sync.max_items`. */
   maxSyncItems: number;
-  /** Budget of message-body characters in one tool result's text. */
-  toolTextMaxChars: number;
+  /**
+   * Budget of one tool result that lists messages, in characters of its
+   * text and its structuredContent together (see `lib/bus/budget.ts`).
+   */
+  toolResultMaxChars: number;
   /** Whether tool text shows whole bodies (true) or 80-character previews. */
   toolTextIncludeBodies: boolean;
   /** Longest a `sync` may wait; larger `wait_seconds` are capped with a warning. */
@@ -121,7 +126,7 @@ export const DEFAULTS = {
   maxOutbox: 50,
   maxMessageChars: 65536,
   maxSyncItems: 20,
-  toolTextMaxChars: 64000,
+  toolResultMaxChars: 24000,
   toolTextIncludeBodies: true,
   maxWaitSeconds: 300,
   maxMetadataChars: 16384,
@@ -184,10 +189,14 @@ export function loadConfig(env: Env): { config: ResolvedConfig; warnings: Config
       min: 1,
       max: 1000,
     }),
-    toolTextMaxChars: int({
-      variable: "AGENT_BUS_TOOL_TEXT_MAX_CHARS",
-      fallback: DEFAULTS.toolTextMaxChars,
-      min: 80,
+    toolResultMaxChars: int({
+      // AGENT_BUS_TOOL_TEXT_MAX_CHARS is the older name of the setting.
+      variable: env.AGENT_BUS_TOOL_RESULT_MAX_CHARS === undefined &&
+          env.AGENT_BUS_TOOL_TEXT_MAX_CHARS !== undefined
+        ? "AGENT_BUS_TOOL_TEXT_MAX_CHARS"
+        : "AGENT_BUS_TOOL_RESULT_MAX_CHARS",
+      fallback: DEFAULTS.toolResultMaxChars,
+      min: 1000,
       max: 10_000_000,
     }),
     toolTextIncludeBodies: readBool(
@@ -417,7 +426,7 @@ function readEmbeddings(
     }
   }
   return {
-    url: url.replace(/\/+$/, ""),
+    url: trimTrailingSlashes(url),
     api,
     model: env.AGENT_BUS_EMBEDDING_MODEL?.trim() || DEFAULTS.embeddingModel,
     apiKey: env.AGENT_BUS_EMBEDDINGS_API_KEY?.trim() || undefined,

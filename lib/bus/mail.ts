@@ -19,6 +19,7 @@
  * @module
  */
 
+import { countWithinBudget, itemCost } from "../budget.ts";
 import { BusError, invalidArgument } from "../errors.ts";
 import {
   getMail,
@@ -165,18 +166,24 @@ export async function broadcastMail(
 export async function popOne(bus: Bus, agent: string): Promise<Mail | null> {
   const name = cleanMailAgent(agent, "agent");
   if (!bus.store.read(() => hasUnread(bus.store, name))) return null;
-  const [row] = await write(bus, () => popMail(bus.store, name, 1, bus.now()));
+  const [row] = await write(bus, () => popMail(bus.store, name, { limit: 1, now: bus.now() }));
   return row ? toMail(row) : null;
 }
 
-/** Pop every unread message of `agent` (at most 1000), oldest first. */
+/**
+ * Pop the unread messages of `agent`, oldest first: at most 1000, and no
+ * more than fit one tool result (the first always does); `hasMore` says
+ * whether any are left.
+ */
 export async function drainMail(
   bus: Bus,
   agent: string,
 ): Promise<{ messages: Mail[]; hasMore: boolean }> {
   const name = cleanMailAgent(agent, "agent");
+  const budget = bus.config.toolResultMaxChars;
+  const fits = (chars: number[]) => countWithinBudget(chars, (length) => itemCost(length), budget);
   return await write(bus, () => {
-    const rows = popMail(bus.store, name, MAX_DRAIN, bus.now());
+    const rows = popMail(bus.store, name, { limit: MAX_DRAIN, now: bus.now(), fits });
     return { messages: rows.map(toMail), hasMore: hasUnread(bus.store, name) };
   });
 }

@@ -17,6 +17,7 @@
  */
 
 import { BusError, invalidArgument, type Warning } from "../errors.ts";
+import { countWithinBudget, itemCost } from "../budget.ts";
 import {
   clearWaiting,
   type CursorRow,
@@ -251,7 +252,11 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
     excludeSender: args.includeSelf ? null : identity.agentName,
     limit: args.maxItems + 1,
   });
-  const batch = fitBudget(rows.slice(0, args.maxItems), bus.config.toolTextMaxChars);
+  const within = rows.slice(0, args.maxItems);
+  const batch = within.slice(
+    0,
+    countWithinBudget(within, messageCost, bus.config.toolResultMaxChars),
+  );
   const hasMore = rows.length > batch.length;
   const last = batch.at(-1);
   if (args.autoAdvance && last) {
@@ -332,20 +337,9 @@ function readStart(identity: Identity, cursor: number, includeSelf: boolean): nu
   return !includeSelf && hint?.cursor === cursor ? Math.max(cursor, hint.ownThrough) : cursor;
 }
 
-/**
- * Keep the batch within the text budget of one tool result, so a client that
- * reads only the text never has an auto-advanced message cut away. The first
- * message is always kept (its text may then be truncated).
- */
-function fitBudget(rows: MessageRow[], budgetChars: number): MessageRow[] {
-  let used = 0;
-  let count = 0;
-  for (const row of rows) {
-    used += row.content_markdown.length;
-    if (count > 0 && used > budgetChars) break;
-    count++;
-  }
-  return rows.slice(0, count);
+/** What a message costs in a result (see `budget.ts`): body twice, metadata once, overhead. */
+function messageCost(row: MessageRow): number {
+  return itemCost(row.content_markdown.length) + (row.metadata_json?.length ?? 0);
 }
 
 function prepareOutbox(bus: Bus, outbox: OutgoingMessage[]): PreparedItem[] {

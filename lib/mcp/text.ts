@@ -2,8 +2,9 @@
  * Human-readable tool text.
  *
  * Many clients show a model only the text part of a result, so the text
- * carries everything an agent needs to act: ids, seqs, and message bodies
- * (cut only past the configured budget, with a note that says so).
+ * carries everything an agent needs to act: ids, seqs, and whole message
+ * bodies (the bus keeps a result within its size budget by returning fewer
+ * messages, never by cutting one).
  *
  * @module
  */
@@ -13,26 +14,13 @@ import type { Message } from "../bus/messages.ts";
 /** Length of a body preview when whole bodies are turned off. */
 export const PREVIEW_CHARS = 80;
 
-/**
- * Cut `text` to `max` characters, saying how much was left out.
- *
- * @param where what to read for the full text
- */
-export function truncate(text: string, max: number, where = "structuredContent"): string {
-  if (text.length <= max) return text;
-  return `${text.slice(0, max)}\n… [${text.length - max} more characters; full text in ${where}]`;
-}
-
-/** A message as a header line and its body. */
-export function renderMessage(
-  message: Message,
-  options: { maxBodyChars: number; includeBody: boolean },
-): string {
+/** A message as a header line and its whole body (or a one-line preview). */
+export function renderMessage(message: Message, options: { includeBody: boolean }): string {
   const reply = message.reply_to ? ` reply_to=${message.reply_to}` : "";
   const header =
     `[${message.seq}] ${message.sender} (${message.message_type}) id=${message.message_id}${reply}`;
   const body = options.includeBody
-    ? truncate(message.content_markdown, options.maxBodyChars)
+    ? message.content_markdown
     : oneLine(message.content_markdown, PREVIEW_CHARS);
   return `${header}\n${body}`;
 }

@@ -11,6 +11,10 @@
  * index holds), and common English words are left out of the "every word"
  * expression, so a question finds the messages that answer it.
  *
+ * Input bounds: a query is split once (linear); at most
+ * {@linkcode MAX_QUERY_TERMS} words of at most {@linkcode MAX_TERM_CHARS}
+ * characters are looked at further.
+ *
  * @module
  */
 
@@ -58,13 +62,21 @@ export function toFtsExpressions(text: string): FtsExpressions | undefined {
   };
 }
 
-/** The words of a query worth marking in a snippet (lower case, no stop words). */
+/**
+ * The words of a query worth marking in a snippet (lower case, no stop
+ * words): at most {@linkcode MAX_QUERY_TERMS} words of at most
+ * {@linkcode MAX_TERM_CHARS} characters each, so the snippet's pattern stays
+ * small whatever the query.
+ */
 export function highlightTerms(text: string): string[] {
   const words = new Set<string>();
-  for (const word of text.split(/[^\p{L}\p{N}_]+/u)) {
-    if (word.length < 2 || isStopWord(word)) continue;
+  let taken = 0;
+  for (const raw of text.split(/[^\p{L}\p{N}_]+/u)) {
+    if (raw.length < 2 || isStopWord(raw)) continue;
+    const word = raw.slice(0, MAX_TERM_CHARS);
     words.add(word.toLowerCase());
     for (const part of splitIdentifier(word)) if (part.length > 1) words.add(part);
+    if (++taken === MAX_QUERY_TERMS) break;
   }
   return [...words];
 }

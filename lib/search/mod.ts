@@ -19,6 +19,7 @@
  * @module
  */
 
+import { countWithinBudget, itemCost } from "../budget.ts";
 import type { ResolvedConfig } from "../config.ts";
 import { invalidArgument, type Warning } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -219,7 +220,26 @@ export class SearchEngine {
     }
 
     const terms = highlightTerms(query);
-    const results = ordered.slice(0, args.limit).map(({ candidate, score }) =>
+    let top = ordered.slice(0, args.limit);
+    if (args.includeContent) {
+      // Whole bodies: keep the result within the size a client passes to its model.
+      const fit = countWithinBudget(
+        top,
+        ({ candidate }) => itemCost(candidate.message.content_markdown.length),
+        this.#config.toolResultMaxChars,
+      );
+      if (fit < top.length) {
+        warnings.push({
+          code: "RESULTS_TRUNCATED",
+          message: `${top.length - fit} more result(s) left out to keep this result within ` +
+            `${this.#config.toolResultMaxChars} characters; search again with a smaller limit, ` +
+            `narrower filters or include_content=false`,
+          context: { returned: fit, left_out: top.length - fit },
+        });
+        top = top.slice(0, fit);
+      }
+    }
+    const results = top.map(({ candidate, score }) =>
       this.#toResult(candidate, { args, terms, markers, score })
     );
     return {

@@ -59,15 +59,24 @@ export function hasUnread(store: Store, agent: string): boolean {
  * Mark the `limit` oldest unread messages of `agent` done and return them,
  * oldest first. Call inside a write transaction. (Finding the rows first and
  * updating each by rowid is a third cheaper than one `UPDATE ... IN (SELECT ...)`.)
+ * `fits`, given the lengths of the oldest contents, says how many of them to take.
  */
-export function popMail(store: Store, agent: string, limit: number, now: number): MailRow[] {
+export function popMail(
+  store: Store,
+  agent: string,
+  options: { limit: number; now: number; fits?: (chars: number[]) => number },
+): MailRow[] {
   const oldest = store.stmt(
-    "SELECT rowid AS position FROM bus_mailbox WHERE to_agent = ? AND done = 0 ORDER BY created, rowid LIMIT ?",
-  ).all(agent, limit) as unknown as { position: number }[];
+    `SELECT rowid AS position, length(content) AS chars FROM bus_mailbox
+     WHERE to_agent = ? AND done = 0 ORDER BY created, rowid LIMIT ?`,
+  ).all(agent, options.limit) as unknown as { position: number; chars: number }[];
+  const count = options.fits ? options.fits(oldest.map((row) => row.chars)) : oldest.length;
   const mark = store.stmt(
     "UPDATE bus_mailbox SET done = 1, processed = ? WHERE rowid = ? RETURNING *",
   );
-  return oldest.map(({ position }) => mark.get(now, position) as unknown as MailRow);
+  return oldest.slice(0, count).map(({ position }) =>
+    mark.get(options.now, position) as unknown as MailRow
+  );
 }
 
 /** The oldest unread messages of `agent`, without marking them. */

@@ -158,10 +158,11 @@ Deno.test("sync() pages with max_items and has_more", async () => {
   assert.equal(page2.has_more, false);
 });
 
-Deno.test("sync() keeps one batch within the text budget and flags has_more", async () => {
+Deno.test("sync() keeps one batch within the result budget and flags has_more", async () => {
   await using tmp = await tmpDir();
+  // Each 400-character body costs 2 × 400 + 400: two fit in 2,500, three do not.
   using bus = openTestBus(`${tmp.path}/bus.sqlite`, {
-    AGENT_BUS_TOOL_TEXT_MAX_CHARS: "1000",
+    AGENT_BUS_TOOL_RESULT_MAX_CHARS: "2500",
   });
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const body = "x".repeat(400);

@@ -10,7 +10,7 @@ import { topicIdArg } from "../../bus/schemas.ts";
 import { invalidArgument } from "../../errors.ts";
 import { MAX_QUERY_CHARS, MAX_SEARCH_LIMIT } from "../../search/mod.ts";
 import { defineTool } from "../define_tool.ts";
-import { oneLine, quote, truncate } from "../text.ts";
+import { oneLine, quote } from "../text.ts";
 
 /** Results shown in the text (all are in structuredContent). */
 const TEXT_ROWS = 20;
@@ -95,13 +95,13 @@ export const messagesSearchTool = defineTool({
       since: toSeconds(args.since, "since"),
       until: toSeconds(args.until, "until"),
     });
-    const shown = result.results.slice(0, TEXT_ROWS);
-    const perHit = Math.max(200, Math.floor(bus.config.toolTextMaxChars / (shown.length || 1)));
+    // With include_content the engine already kept the bodies within the result budget.
+    const shown = args.include_content ? result.results : result.results.slice(0, TEXT_ROWS);
     const lines = shown.map((hit) => {
       const head = `- [${hit.topic_name} #${hit.seq}] ${hit.sender} (${hit.message_type}) ` +
         `id=${hit.message_id} topic_id=${hit.topic_id}`;
       return args.include_content && hit.content_markdown !== undefined
-        ? `${head}\n${truncate(hit.content_markdown, perHit)}`
+        ? `${head}\n${hit.content_markdown}`
         : `${head}: ${oneLine(hit.snippet, 300)}`;
     });
     return {

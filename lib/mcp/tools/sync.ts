@@ -88,9 +88,10 @@ export const syncTool = defineTool({
         duplicate ? " (duplicate, already stored)" : ""
       }`
     );
-    const maxBodyChars = bus.config.toolTextMaxChars;
+    // Whole bodies: the bus kept the batch within the result budget, and the cursor has moved
+    // past every message here, so none may be cut.
     const received = result.received.map((message) =>
-      renderMessage(message, { maxBodyChars, includeBody: bus.config.toolTextIncludeBodies })
+      renderMessage(message, { includeBody: bus.config.toolTextIncludeBodies })
     );
     return {
       structured: result,

@@ -21,6 +21,8 @@
  * @module
  */
 
+import { trimTrailingSlashes } from "../../strings.ts";
+
 /** The outcome of a check: pass, or the status and message to refuse with. */
 export type GuardResult = { ok: true } | { ok: false; status: 401 | 403; message: string };
 
@@ -160,11 +162,9 @@ function bracketed(hostname: string): string {
   return hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname;
 }
 
-/** An origin as compared: lower case, without trailing slashes (a loop, not `/\/+$/`: linear). */
+/** An origin as compared: lower case, without trailing slashes. */
 function normalizeOrigin(origin: string): string {
-  let end = origin.length;
-  while (end > 0 && origin.charCodeAt(end - 1) === 0x2f) end--;
-  return origin.slice(0, end).toLowerCase();
+  return trimTrailingSlashes(origin).toLowerCase();
 }
 
 /** A header value cut for an error message. */
