@@ -82,7 +82,7 @@ export const messagesSearchTool = defineTool({
   }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   usesDb: true,
-  async run(args, { bus, search }) {
+  async run(args, { search }) {
     const { warnings, ...result } = await search.search({
       query: args.query,
       topicId: args.topic_id ?? undefined,
