@@ -140,7 +140,7 @@ export const DEFAULTS = {
   embeddingChunkOverlap: 200,
   semanticMinScore: 0.1,
   maxMailboxDepth: 10000,
-  peerLeaseSeconds: 300,
+  peerLeaseSeconds: 60,
   httpSessionIdleSeconds: 1800,
   httpKeepAliveSeconds: 15,
   httpPort: 8765,

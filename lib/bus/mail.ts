@@ -28,6 +28,7 @@ import {
   livePeers,
   mailboxTotals,
   type MailRow,
+  nameUsed,
   peekMail,
   popMail,
   registerPeer,
@@ -136,9 +137,10 @@ export async function broadcastMail(
 ): Promise<{ ids: string[]; recipients: string[] }> {
   const from = cleanMailAgent(mail.from, "from");
   checkContent(bus, mail.content);
+  // Who is alive is decided before the write lock is taken (it may look at processes).
+  const recipients = registeredPeers(bus).filter((name) => name !== from);
   return await write(bus, () => {
     const now = bus.now();
-    const recipients = livePeers(bus.store, now).filter((name) => name !== from);
     const ids: string[] = [];
     for (const to of recipients) {
       ensureRoom(bus, to);
@@ -207,8 +209,16 @@ export function unreadMail(bus: Bus, agent: string): number {
 
 /** This peer's name and the other peers registered now. */
 export function peersOf(bus: Bus, self: string): { self: string; peers: string[] } {
-  const peers = bus.store.read(() => livePeers(bus.store, bus.now())).filter((n) => n !== self);
-  return { self, peers };
+  return { self, peers: registeredPeers(bus).filter((n) => n !== self) };
+}
+
+/**
+ * True when `name` was ever used by a peer (registered by a peer-bus server,
+ * or the sender of some mail): mail to any other name probably has a typo
+ * in it, and waits until somebody takes that name.
+ */
+export function nameKnown(bus: Bus, name: string): boolean {
+  return bus.store.read(() => nameUsed(bus.store, name));
 }
 
 /** Unread and total mail per agent, busiest first. */
@@ -216,9 +226,15 @@ export function mailboxes(bus: Bus): { agent: string; unread: number; total: num
   return bus.store.read(() => mailboxTotals(bus.store));
 }
 
-/** The peer-bus servers registered now. */
+/**
+ * The peer-bus servers registered now, sorted. A registration whose process
+ * is known to be gone (same host, no such process) is left out at once,
+ * without waiting for its lease to lapse.
+ */
 export function registeredPeers(bus: Bus): string[] {
-  return bus.store.read(() => livePeers(bus.store, bus.now()));
+  return bus.store.read(() => livePeers(bus.store, bus.now()))
+    .filter((peer) => holderAlive(peer.holder))
+    .map((peer) => peer.name);
 }
 
 /** The body of a message as a peer-bus client sees it: JSON as is, text as a JSON string. */
@@ -241,7 +257,7 @@ export class PeerRegistration {
   readonly name: string;
   readonly #bus: Bus;
   readonly #leaseSeconds: number;
-  readonly #holder = `${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  readonly #holder = `${HOST ?? "?"}/${Deno.pid}/${crypto.randomUUID().slice(0, 8)}`;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(bus: Bus, name: string, leaseSeconds: number) {
@@ -280,6 +296,36 @@ export class PeerRegistration {
         now,
         expiresAt: now + this.#leaseSeconds,
       }));
+  }
+}
+
+/**
+ * This machine's name in peer holders, when we may read it (asked without
+ * prompting); otherwise holders cannot be checked and leases decide.
+ */
+const HOST = granted({ name: "sys", kind: "hostname" }) ? Deno.hostname() : undefined;
+/** Whether a process can be looked up in Linux's `/proc`. */
+const PROC = Deno.build.os === "linux" && granted({ name: "read", path: "/proc" });
+
+function granted(descriptor: Deno.PermissionDescriptor): boolean {
+  return Deno.permissions.querySync(descriptor).state === "granted";
+}
+
+/**
+ * False only when `holder` (`host/pid/nonce`) names a process of this host
+ * that no longer exists, as Linux's `/proc` tells when we may read it;
+ * anything else (other hosts, older holders, no permission) counts as
+ * alive, and its lease decides.
+ */
+function holderAlive(holder: string): boolean {
+  if (HOST === undefined || !PROC) return true;
+  const [host, pid] = holder.split("/", 2);
+  if (host !== HOST || pid === undefined || !/^\d{1,10}$/.test(pid)) return true;
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch (error) {
+    return !(error instanceof Deno.errors.NotFound);
   }
 }
 

@@ -52,6 +52,8 @@ export interface AnswerPayload {
   answer_markdown: string;
   repo_pointers: string[];
   suggested_followups: string[];
+  /** Extra context for the student (seed 001, section 4.2), shown after the answer. */
+  teacher_addendum?: string;
   /** Teachers only; never shown to a student. */
   teacher_notes?: string;
 }
@@ -65,6 +67,7 @@ export interface ResponseItem {
   answer_markdown: string;
   repo_pointers?: string[] | null | undefined;
   suggested_followups: string[];
+  teacher_addendum?: string | null | undefined;
   teacher_notes?: string | null | undefined;
 }
 
@@ -285,22 +288,27 @@ export async function publishAnswers(
 /** The student's view of a stored payload: never `teacher_notes`. */
 export function studentPayload(json: string): StudentPayload {
   const stored = JSON.parse(json) as Partial<AnswerPayload>;
-  return {
+  const payload: StudentPayload = {
     answer_markdown: String(stored.answer_markdown ?? ""),
     repo_pointers: (stored.repo_pointers ?? []).map(String),
     suggested_followups: (stored.suggested_followups ?? []).map(String),
   };
+  if (stored.teacher_addendum) payload.teacher_addendum = String(stored.teacher_addendum);
+  return payload;
 }
 
 /**
  * The student-facing text of an answer: seed 001, section 7.1, to the
- * letter, with at most five follow-ups, each on one line.
+ * letter, with at most five follow-ups, each on one line. A
+ * `teacher_addendum` (the seed's student-visible extra context) follows the
+ * answer, before the follow-up block.
  */
 export function renderStudentAnswer(topicId: string, payload: StudentPayload): string {
   const followups = payload.suggested_followups.slice(0, SOFT_MAX_FOLLOWUPS)
     .map((q, i) => `${i + 1}) ${q.replace(/\s+/g, " ").trim()}`);
   return [
     payload.answer_markdown,
+    ...(payload.teacher_addendum ? ["", payload.teacher_addendum] : []),
     "",
     "---",
     "FOLLOW_UP_REQUIRED",
@@ -370,6 +378,7 @@ function payloadOf(item: ResponseItem): { payload: AnswerPayload; truncations: W
     repo_pointers: cut(item.repo_pointers ?? [], SOFT_MAX_REPO_POINTERS, "REPO_POINTERS_TRUNCATED"),
     suggested_followups: cut(item.suggested_followups, SOFT_MAX_FOLLOWUPS, "FOLLOWUPS_TRUNCATED"),
   };
+  if (item.teacher_addendum) payload.teacher_addendum = item.teacher_addendum;
   if (item.teacher_notes) payload.teacher_notes = item.teacher_notes;
   return { payload, truncations };
 }

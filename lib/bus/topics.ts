@@ -103,9 +103,13 @@ export async function createTopic(
   });
 }
 
-/** Topics with this status, newest first. */
-export function listTopics(bus: Bus, args: { status: TopicStatusFilter; limit: number }): Topic[] {
-  return bus.store.read(() => listTopicRows(bus.store, args.status, args.limit)).map(toTopic);
+/** Topics with this status, newest first, and whether more than `limit` exist. */
+export function listTopics(
+  bus: Bus,
+  args: { status: TopicStatusFilter; limit: number },
+): { topics: Topic[]; hasMore: boolean } {
+  const rows = bus.store.read(() => listTopicRows(bus.store, args.status, args.limit + 1));
+  return { topics: rows.slice(0, args.limit).map(toTopic), hasMore: rows.length > args.limit };
 }
 
 /**

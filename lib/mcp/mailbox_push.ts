@@ -28,7 +28,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { bodyJson, bodyOf, drainMail, peekMailbox, unreadMail } from "../bus/mail.ts";
+import { bodyJson, bodyOf, drainMail, peekMailbox, peersOf, unreadMail } from "../bus/mail.ts";
 import type { Bus } from "../bus/mod.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
 
@@ -99,7 +99,26 @@ export function attachMailboxPush(
   server.oninitialized = () => {
     previous?.();
     initialized = true;
-    if (mode === "claude-channel") watch();
+    if (mode === "claude-channel") {
+      // Like the seed's cc adapter: announce once the client can take notifications.
+      announceSelf().catch((error) =>
+        bus.log.warn("Could not announce the channel", { error: String(error) })
+      );
+      watch();
+    }
+  };
+
+  const announceSelf = async (): Promise<void> => {
+    const { peers } = peersOf(bus, agent);
+    await server.notification({
+      method: "notifications/claude/channel",
+      params: {
+        content: `agent-bus: you are "${agent}" on the peer bus; messages sent to you arrive ` +
+          `here. Other peers now: ${peers.length > 0 ? peers.join(", ") : "none"}. Reply with ` +
+          `bus.send(to, body).`,
+        meta: { from: "agent-bus", source: "agent-bus", event: "announce", self: agent },
+      },
+    } as never);
   };
 
   const announce = async (unread: number): Promise<void> => {

@@ -99,16 +99,26 @@ export function registerPeer(
   ).run(peer.name, peer.holder, peer.now, peer.expiresAt);
 }
 
-/** Remove a peer's registration, if `holder` still owns it. */
+/**
+ * End a peer's registration, if `holder` still owns it. The row stays,
+ * expired, so the name remains known (see {@linkcode nameUsed}).
+ */
 export function unregisterPeer(store: Store, name: string, holder: string): void {
-  store.stmt("DELETE FROM bus_peers WHERE name = ? AND holder = ?").run(name, holder);
+  store.stmt("UPDATE bus_peers SET expires_at = 0 WHERE name = ? AND holder = ?").run(name, holder);
 }
 
-/** Names of the peers registered and not expired at `now`, sorted. */
-export function livePeers(store: Store, now: number): string[] {
-  return (store.stmt("SELECT name FROM bus_peers WHERE expires_at >= ? ORDER BY name").all(now) as {
-    name: string;
-  }[]).map((row) => row.name);
+/** The peers registered and not expired at `now`, by name, with who holds each. */
+export function livePeers(store: Store, now: number): { name: string; holder: string }[] {
+  return store.stmt("SELECT name, holder FROM bus_peers WHERE expires_at >= ? ORDER BY name")
+    .all(now) as unknown as { name: string; holder: string }[];
+}
+
+/** True when a peer-bus server ever registered `name`, or mail was ever sent from it. */
+export function nameUsed(store: Store, name: string): boolean {
+  return store.stmt(
+    `SELECT EXISTS (SELECT 1 FROM bus_peers WHERE name = ?1)
+         OR EXISTS (SELECT 1 FROM bus_mailbox WHERE from_agent = ?1) AS used`,
+  ).get(name)!.used === 1;
 }
 
 /** Unread and total mail per recipient, busiest first. */

@@ -287,6 +287,13 @@ CREATE TABLE IF NOT EXISTS bus_waiters (
 );
 `,
   },
+  {
+    version: 7,
+    description: "find mail by sender (whether a peer name was ever used)",
+    sql: `
+CREATE INDEX IF NOT EXISTS bus_mailbox_from ON bus_mailbox (from_agent);
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

@@ -60,10 +60,15 @@ Deno.test("listTopics() filters by status, newest first", async () => {
   const a = await createTopic(timed, { name: "a", mode: "new" });
   const b = await createTopic(timed, { name: "b", mode: "new" });
   await closeTopic(timed, { topicId: a.topic.topic_id });
-  assert.deepEqual(listTopics(timed, { status: "open", limit: 10 }).map((t) => t.name), ["b"]);
-  assert.deepEqual(listTopics(timed, { status: "closed", limit: 10 }).map((t) => t.name), ["a"]);
-  assert.deepEqual(listTopics(timed, { status: "all", limit: 10 }).map((t) => t.name), ["b", "a"]);
-  assert.equal(listTopics(timed, { status: "all", limit: 1 }).length, 1);
+  const names = (status: "open" | "closed" | "all", limit: number) =>
+    listTopics(timed, { status, limit }).topics.map((t) => t.name);
+  assert.deepEqual(names("open", 10), ["b"]);
+  assert.deepEqual(names("closed", 10), ["a"]);
+  assert.deepEqual(names("all", 10), ["b", "a"]);
+  const one = listTopics(timed, { status: "all", limit: 1 });
+  assert.equal(one.topics.length, 1);
+  assert.equal(one.hasMore, true, "more topics than the limit are flagged");
+  assert.equal(listTopics(timed, { status: "all", limit: 2 }).hasMore, false);
   assert.equal(b.topic.status, "open");
 });
 

@@ -137,9 +137,9 @@ Deno.test("db migrate upgrades an older database of ours in place, keeping its d
   assert.equal(applied.code, 0, applied.stderr);
   assert.match(
     applied.stdout,
-    /Applied 3 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting/,
+    /Applied 4 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting.*\n {2}7\. find mail by sender/,
   );
-  assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 6\)/);
+  assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 7\)/);
   await using peer = await startPeer({ dbPath });
   const found = await peer.ok("messages_search", { query: "survives", mode: "fts" }) as {
     results: unknown[];

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { type Peer, startPeer, textOf, until } from "../_helpers/peer.ts";
+import { connectInProcess } from "../_helpers/in_process.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const TEACHER_TOOLS = [
@@ -403,4 +404,50 @@ Deno.test("teacher topics are the peer bus's topics: listed by peers, closed for
     topicId,
     "from the peer side",
   ]]);
+});
+
+Deno.test("teacher_addendum reaches the student after the answer; teacher_notes never do", async () => {
+  await using tmp = await tmpDir();
+  const path = `${tmp.path}/bus.sqlite`;
+  await using teacher = await connectInProcess(path, "teacher");
+  await using student = await connectInProcess(path, "student");
+  const created = await teacher.client.callTool({
+    name: "topic_create",
+    arguments: { name: "addendum" },
+  });
+  const topicId = (created.structuredContent as { topic_id: string }).topic_id;
+  const asked = await student.client.callTool({
+    name: "ask",
+    arguments: { topic_id: topicId, question: "Where are the tests?" },
+  });
+  const questionId = (asked.structuredContent as { question_id: string }).question_id;
+  const published = await teacher.client.callTool({
+    name: "teacher_publish",
+    arguments: {
+      topic_id: topicId,
+      responses: [{
+        question_id: questionId,
+        answer_markdown: "In `tests/`.",
+        suggested_followups: ["How do they run?"],
+        teacher_addendum: "Tip: `deno task ok` runs them all.",
+        teacher_notes: "SECRET",
+      }],
+    },
+  });
+  assert.notEqual(published.isError, true, JSON.stringify(published.structuredContent));
+  const polled = await student.client.callTool({
+    name: "ask_poll",
+    arguments: { topic_id: topicId, question_id: questionId },
+  });
+  const text = (polled.content as { text: string }[])[0]!.text;
+  assert.ok(
+    text.startsWith(
+      "In `tests/`.\n\nTip: `deno task ok` runs them all.\n\n---\nFOLLOW_UP_REQUIRED",
+    ),
+    text,
+  );
+  const payload = (polled.structuredContent as { answer_payload: Record<string, unknown> })
+    .answer_payload;
+  assert.equal(payload.teacher_addendum, "Tip: `deno task ok` runs them all.");
+  assert.doesNotMatch(JSON.stringify(polled), /SECRET|teacher_notes/);
 });

@@ -281,15 +281,24 @@ Deno.test("--push claude-channel pushes new mail as notifications/claude/channel
       ),
   });
   assert.deepEqual(cc.client.getServerCapabilities()?.experimental, { "claude/channel": {} });
-  await until(() => pushed.length >= 1, {
+  await until(() => pushed.length >= 2, {
     timeoutMs: 10_000,
-    what: "the waiting mail to be pushed",
+    what: "the announcement and the waiting mail to be pushed",
   });
+  // First the server announces itself (as the seed's cc adapter does), then the mail.
+  const [announce, ...mail] = pushed;
+  assert.equal(announce!.meta.event, "announce");
+  assert.equal(announce!.meta.self, "cc");
+  assert.match(announce!.content, /you are "cc".*alice/s);
   await alice.ok("bus.send", { to: "cc", body: { task: "review" } });
-  await until(() => pushed.length >= 2, { timeoutMs: 10_000, what: "the new mail to be pushed" });
-  assert.deepEqual(pushed.map((p) => p.content), ["early", '{"task":"review"}']);
+  await until(() => mail.length + 1 < pushed.length, {
+    timeoutMs: 10_000,
+    what: "the new mail to be pushed",
+  });
+  const delivered = pushed.slice(1);
+  assert.deepEqual(delivered.map((p) => p.content), ["early", '{"task":"review"}']);
   assert.ok(
-    pushed.every((p) => p.meta.from === "alice" && p.meta.source === "peer-bus" && p.meta.id),
+    delivered.every((p) => p.meta.from === "alice" && p.meta.source === "peer-bus" && p.meta.id),
   );
   // Pushed mail counts as delivered: nothing is left in cc's mailbox.
   await using http = await startHttpServer({ dbPath });

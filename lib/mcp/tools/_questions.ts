@@ -19,6 +19,7 @@ export const studentPayloadSchema = z.object({
   answer_markdown: z.string(),
   repo_pointers: z.array(z.string()),
   suggested_followups: z.array(z.string()),
+  teacher_addendum: z.string().optional(),
 });
 
 /** The output schema of a question's state, with the tool's own statuses. */

@@ -5,7 +5,7 @@
  */
 
 import { z } from "zod";
-import { cleanMailAgent, sendMail } from "../../bus/mail.ts";
+import { cleanMailAgent, nameKnown, peersOf, sendMail } from "../../bus/mail.ts";
 import { jsonValue } from "../../bus/validate.ts";
 import { defineTool, requireAgent } from "../define_tool.ts";
 
@@ -26,13 +26,22 @@ export const busSendTool = defineTool({
   async run(args, ctx) {
     const to = cleanMailAgent(args.to, "to");
     const content = jsonValue(args.body, "body", ctx.bus.config.maxMessageChars);
+    const from = requireAgent(ctx);
+    const known = to === from || nameKnown(ctx.bus, to);
     const { id } = await sendMail(ctx.bus, {
-      from: requireAgent(ctx),
+      from,
       to,
       content,
       format: "json",
       source: "peer-bus",
     });
-    return { structured: { id, to }, text: `sent id=${id} to=${to}` };
+    const peers = known ? [] : peersOf(ctx.bus, from).peers;
+    const warnings = known ? [] : [{
+      code: "UNKNOWN_PEER",
+      message: `No peer has used the name "${to}" yet, so the message waits in its mailbox until ` +
+        `one does; check the spelling. Peers now: ${peers.length > 0 ? peers.join(", ") : "none"}`,
+      context: { to, peers },
+    }];
+    return { structured: { id, to }, text: `sent id=${id} to=${to}`, warnings };
   },
 });

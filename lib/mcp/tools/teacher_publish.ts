@@ -34,6 +34,10 @@ function responseItem(config: ResolvedConfig) {
       .describe(`Files, modules or entry points to look at (first ${SOFT_MAX_REPO_POINTERS} kept)`),
     suggested_followups: list(MAX_FOLLOWUP_CHARS)
       .describe(`Good next questions for the student (first ${SOFT_MAX_FOLLOWUPS} kept)`),
+    teacher_addendum: z.string().max(
+      config.qa.maxTeacherNotesChars,
+      `exceeds max length (${config.qa.maxTeacherNotesChars})`,
+    ).nullish().describe("Extra context for the student, shown after the answer"),
     teacher_notes: z.string().max(
       config.qa.maxTeacherNotesChars,
       `exceeds max length (${config.qa.maxTeacherNotesChars})`,
@@ -48,8 +52,9 @@ export const teacherPublishTool = defineTool({
   description:
     "Answer pending questions of a topic. Each response needs question_id, answer_markdown and " +
     `suggested_followups (the student picks one as its next question; at most ${SOFT_MAX_FOLLOWUPS} ` +
-    `are kept), optionally repo_pointers (at most ${SOFT_MAX_REPO_POINTERS}) and teacher_notes ` +
-    "(never shown to the student). Questions that are not pending (answered, cancelled, missing " +
+    `are kept), optionally repo_pointers (at most ${SOFT_MAX_REPO_POINTERS}), teacher_addendum ` +
+    "(extra context shown to the student after the answer) and teacher_notes (never shown to the " +
+    "student). Questions that are not pending (answered, cancelled, missing " +
     "or in another topic) are skipped. All answers are saved in one transaction.",
   input: (config: ResolvedConfig) =>
     z.strictObject({

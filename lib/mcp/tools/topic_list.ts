@@ -26,19 +26,29 @@ export const topicListTool = defineTool({
   output: z.object({
     topics: z.array(topicSchema),
     count: z.int(),
+    has_more: z.boolean().describe("More topics exist than limit allowed; raise limit"),
   }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   usesDb: true,
   run(args, { bus }) {
-    const topics = listTopics(bus, { status: args.status, limit: args.limit });
+    const { topics, hasMore } = listTopics(bus, { status: args.status, limit: args.limit });
     const lines = topics.slice(0, TEXT_ROWS).map((topic) =>
       `- ${quote(topic.name)} topic_id=${topic.topic_id} status=${topic.status}`
     );
     if (topics.length > TEXT_ROWS) lines.push(`… and ${topics.length - TEXT_ROWS} more`);
+    const warnings = hasMore
+      ? [{
+        code: "TOPICS_TRUNCATED",
+        message: `Only the newest ${args.limit} topics are listed; more exist. Call again with a ` +
+          `larger limit (at most ${MAX_TOPIC_LIST}) or use topic_resolve(name=...)`,
+        context: { limit: args.limit },
+      }]
+      : [];
     return {
-      structured: { topics, count: topics.length },
+      structured: { topics, count: topics.length, has_more: hasMore },
       text: `${topics.length} ${args.status === "all" ? "" : `${args.status} `}topic(s)` +
         (lines.length ? `:\n${lines.join("\n")}` : ""),
+      warnings,
     };
   },
 });
