@@ -156,12 +156,30 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
             return successResult(output, spec.warningsInText ?? true);
           } catch (error) {
             if (ctx.signal.aborted) ctx.log.debug(`${name} cancelled by the client`);
-            return errorResult(error, name, ctx.log);
+            return errorResult(explainReplacedFile(error, ctx), name, ctx.log);
           }
         },
       };
     },
   };
+}
+
+/** Errors that mean "what you had is not in the database". */
+const GONE_CODES = new Set(["TOPIC_NOT_FOUND", "AGENT_NOT_JOINED", "QUESTION_NOT_FOUND"]);
+
+/**
+ * A "not found" after the database file was deleted or replaced under this
+ * server says so: otherwise a client sees only that its topic vanished.
+ */
+function explainReplacedFile(error: unknown, ctx: ToolContext): unknown {
+  const replacedAt = ctx.bus.store.replacedAt;
+  if (!(error instanceof BusError) || !GONE_CODES.has(error.code) || !replacedAt) return error;
+  return new BusError(
+    error.code,
+    `${error.message}. The database file "${ctx.bus.store.path}" was deleted or replaced at ` +
+      `${replacedAt.toISOString()} while this server ran; what was stored before is not in it`,
+    { context: error.context, cause: error },
+  );
 }
 
 /** The error result for a `BusError` (or `INTERNAL_ERROR` for anything else). */

@@ -32,6 +32,12 @@ export function isBroken(error: unknown): boolean {
     );
 }
 
+/** True for SQLITE_CORRUPT: SQLite found the file damaged. */
+export function isCorrupt(error: unknown): boolean {
+  return error instanceof Error &&
+    /database disk image is malformed|malformed database schema|SQLITE_CORRUPT/i.test(error.message);
+}
+
 /** True when SQLite could not open, read or write the file (SQLITE_CANTOPEN, READONLY, IOERR, FULL). */
 export function isUnavailable(error: unknown): boolean {
   return error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotFound ||
@@ -50,6 +56,15 @@ export function toBusError(error: unknown, dbPath: string): unknown {
     return new BusError(
       "DB_BUSY",
       "The database is busy (another process holds its write lock); retry the call",
+      { cause: error },
+    );
+  }
+  if (isCorrupt(error)) {
+    return new BusError(
+      "DB_UNAVAILABLE",
+      `The database at "${dbPath}" is damaged (SQLite: ${(error as Error).message}). Stop the ` +
+        `agents, then restore the file from a backup, or move it (and its -wal and -shm files) ` +
+        `away to start a new bus; "agent-bus doctor" checks it`,
       { cause: error },
     );
   }

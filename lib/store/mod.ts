@@ -89,6 +89,7 @@ export class Store {
   #verifiedAt = 0;
   #failure: BusError | undefined;
   #retryAt = 0;
+  #replacedAt: Date | undefined;
 
   /** Use {@linkcode openStore}. */
   constructor(path: string, options: StoreOptions) {
@@ -110,6 +111,14 @@ export class Store {
     } catch (error) {
       return error instanceof BusError ? error : toBusError(error, this.path) as BusError;
     }
+  }
+
+  /**
+   * When this process last found its database file deleted or replaced (and
+   * reopened the path), or undefined: what was stored before is not there.
+   */
+  get replacedAt(): Date | undefined {
+    return this.#replacedAt;
   }
 
   /**
@@ -232,6 +241,7 @@ export class Store {
         this.#log.warn("The database file was deleted or replaced; reopening it", {
           path: this.path,
         });
+        this.#replacedAt = new Date();
         this.#closeConnection();
       }
     }

@@ -100,6 +100,42 @@ Deno.test("a database deleted under a running server is recreated, not written i
   assert.match(a.stderr(), /deleted or replaced; reopening/);
 });
 
+Deno.test("after the database is deleted, a lost topic is explained as a changed file", async () => {
+  await using tmp = await tmpDir();
+  const dbPath = `${tmp.path}/bus.sqlite`;
+  await using a = await startPeer({ dbPath });
+  const topicId = await joined(a);
+  for (const suffix of ["", "-wal", "-shm"]) {
+    await Deno.remove(`${dbPath}${suffix}`).catch(() => {});
+  }
+  const lost = await a.fail("sync", { topic_id: topicId, wait_seconds: 0 });
+  assert.equal(lost.code, "TOPIC_NOT_FOUND");
+  assert.match(lost.message, /database file .* was deleted or replaced at .* while this server ran/);
+});
+
+Deno.test("a damaged database reaches the client as a clear DB_UNAVAILABLE", async () => {
+  await using tmp = await tmpDir();
+  const dbPath = `${tmp.path}/bus.sqlite`;
+  await using a = await startPeer({ dbPath });
+  const topicId = await joined(a);
+  for (let i = 0; i < 30; i++) await send(a, topicId, `filler ${i} ${"x".repeat(3000)}`, `c-${i}`);
+  const checkpoint = new DatabaseSync(dbPath);
+  checkpoint.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  checkpoint.close();
+  // Overwrite pages past the header with garbage, keeping the file (same inode).
+  const file = await Deno.open(dbPath, { write: true });
+  await file.seek(4096 * 2, Deno.SeekMode.Start);
+  await file.write(new Uint8Array(4096 * 20).fill(0xa5));
+  file.close();
+  const failure = await eventually(async () => {
+    const result = await a.call("messages_search", { query: "filler", mode: "fts" });
+    if (!result.isError) throw new Error("not noticed yet");
+    return (result.structuredContent as { error: { code: string; message: string } }).error;
+  }, "the damage to be reported");
+  assert.equal(failure.code, "DB_UNAVAILABLE");
+  assert.match(failure.message, /is damaged \(SQLite: .*malformed/);
+});
+
 Deno.test("a database replaced under a running server is reported, then used when valid again", async () => {
   await using tmp = await tmpDir();
   const dbPath = `${tmp.path}/bus.sqlite`;
