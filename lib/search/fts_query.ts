@@ -74,7 +74,11 @@ export function highlightTerms(text: string): string[] {
   for (const raw of text.split(/[^\p{L}\p{N}_]+/u)) {
     if (raw.length < 2 || isStopWord(raw)) continue;
     const word = raw.slice(0, MAX_TERM_CHARS);
-    words.add(word.toLowerCase());
+    const lower = word.toLowerCase();
+    words.add(lower);
+    // The index stems words (porter): mark "migration" for "migrations" too.
+    const stem = lower.length >= 5 ? lower.replace(/(?:ing|ed|es|s)$/, "") : lower;
+    if (stem.length >= 3) words.add(stem);
     for (const part of splitIdentifier(word)) if (part.length > 1) words.add(part);
     if (++taken === MAX_QUERY_TERMS) break;
   }

@@ -37,7 +37,7 @@ import { EmbeddingsClient, EmbeddingsError } from "./embeddings.ts";
 import { highlightTerms, toFtsExpressions } from "./fts_query.ts";
 import { reciprocalRankFusion } from "./fusion.ts";
 import { Indexer, type IndexStatus } from "./indexer.ts";
-import { isMarked, markedSnippet } from "./snippet.ts";
+import { markedSnippet } from "./snippet.ts";
 import { type VectorHit, VectorIndex } from "./vector_index.ts";
 
 /** Search modes of the seed. */
@@ -63,6 +63,8 @@ export interface SearchArgs extends SearchFilters {
 
 /** One result. Which score fields are set depends on the mode. */
 export interface SearchHit extends Omit<FtsHit, "rank" | "content_markdown"> {
+  /** A window of the body around the first hit, hits marked. */
+  snippet: string;
   /** bm25 (fts mode; lower is better). */
   rank?: number;
   /** bm25 of the full-text match, or null (hybrid and semantic modes). */
@@ -265,8 +267,6 @@ export class SearchEngine {
       ftsSearch(this.#store, {
         match,
         limit,
-        highlight: markers,
-        snippetTokens: 12,
         topicId: args.topicId,
         sender: args.sender,
         messageType: args.messageType,
@@ -396,8 +396,6 @@ export class SearchEngine {
     let snippet: string;
     if (chunk !== undefined && (chunkHasTerm || !fts)) {
       snippet = markedSnippet(chunk, terms, markers);
-    } else if (fts && isMarked(fts.snippet, markers)) {
-      snippet = fts.snippet;
     } else {
       snippet = markedSnippet(message.content_markdown, terms, markers);
     }

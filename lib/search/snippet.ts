@@ -1,7 +1,8 @@
 /**
- * Snippets built in JavaScript, for hits that FTS5 did not mark: semantic
- * hits (the chunk that matched) and hits found through the code-terms
- * column (`user` inside `getUserName`).
+ * Snippets, built in JavaScript for every hit: full-text hits (FTS5's own
+ * `snippet()` is quadratic in the hits of a row), semantic hits (the chunk
+ * that matched) and hits found through the code-terms column (`user` inside
+ * `getUserName`). Linear in the text for a bounded set of terms.
  *
  * @module
  */
@@ -38,11 +39,6 @@ export function markedSnippet(
   let window = flat.slice(start, end);
   if (pattern) window = window.replace(pattern, (hit) => `${markers[0]}${hit}${markers[1]}`);
   return `${start > 0 ? "…" : ""}${window}${end < flat.length ? "…" : ""}`;
-}
-
-/** True when a snippet carries at least one marker. */
-export function isMarked(snippet: string, markers: readonly [string, string]): boolean {
-  return snippet.includes(markers[0]);
 }
 
 function escapeRegExp(text: string): string {

@@ -35,7 +35,9 @@ export function isBroken(error: unknown): boolean {
 /** True for SQLITE_CORRUPT: SQLite found the file damaged. */
 export function isCorrupt(error: unknown): boolean {
   return error instanceof Error &&
-    /database disk image is malformed|malformed database schema|SQLITE_CORRUPT/i.test(error.message);
+    /database disk image is malformed|malformed database schema|SQLITE_CORRUPT/i.test(
+      error.message,
+    );
 }
 
 /** True when SQLite could not open, read or write the file (SQLITE_CANTOPEN, READONLY, IOERR, FULL). */

@@ -4,7 +4,9 @@
  *
  * FTS5 orders its matches by rank (bm25, body weighted over terms) and the
  * outer query joins each to its message only until `LIMIT` rows passed the
- * filters, so snippets are built for the rows returned and no others. Rows
+ * filters. Snippets are not FTS5's `snippet()`: it scores a window around
+ * every hit in a row, so a body with twenty thousand hits of one word took
+ * seconds; the search engine marks the returned bodies itself. Rows
  * are joined by `message_id` rather than rowid, so a `VACUUM` that renumbers
  * rowids cannot pair a hit with the wrong message.
  *
@@ -22,7 +24,6 @@ export interface FtsHit {
   sender: string;
   message_type: string;
   created_at: number;
-  snippet: string;
   rank: number;
   content_markdown: string;
 }
@@ -42,29 +43,20 @@ export interface SearchFilters {
 export interface FtsQuery extends SearchFilters {
   match: string;
   limit: number;
-  /** Markers put around each hit in the snippet. */
-  highlight: readonly [string, string];
-  /** Tokens of context in a snippet. */
-  snippetTokens: number;
 }
 
 /** The best hits for `match`, best first. */
 export function ftsSearch(store: Store, query: FtsQuery): FtsHit[] {
-  const [open, close] = query.highlight;
   const { sql, params } = filterSql(query, "bus_fts.topic_id");
   return store.stmt(
     `SELECT m.topic_id, t.name AS topic_name, m.message_id, m.seq, m.sender, m.message_type,
-            m.created_at, snippet(bus_fts, 0, ?, ?, '…', ?) AS snippet, bus_fts.rank AS rank,
-            m.content_markdown
+            m.created_at, bus_fts.rank AS rank, m.content_markdown
      FROM bus_fts
      JOIN messages AS m ON m.message_id = bus_fts.message_id
      JOIN topics AS t ON t.topic_id = m.topic_id
      WHERE bus_fts MATCH ?${sql}
      ORDER BY bus_fts.rank LIMIT ?`,
   ).all(
-    open,
-    close,
-    query.snippetTokens,
     query.match,
     ...params,
     query.limit,
@@ -72,7 +64,7 @@ export function ftsSearch(store: Store, query: FtsQuery): FtsHit[] {
 }
 
 /** A message as search results show it, by id. */
-export type MessageForResult = Omit<FtsHit, "snippet" | "rank">;
+export type MessageForResult = Omit<FtsHit, "rank">;
 
 /** The messages with these ids that pass the filters (for semantic hits). */
 export function messagesForResults(

@@ -125,7 +125,7 @@ Deno.test("db migrate upgrades an older database of ours in place, keeping its d
 
   const dry = JSON.parse((await cli(["db", "migrate", "--dry-run", "--json"], env)).stdout);
   assert.equal(dry.from, 3);
-  assert.deepEqual(dry.pending.map((m: { version: number }) => m.version), [4, 5, 6]);
+  assert.deepEqual(dry.pending.map((m: { version: number }) => m.version), [4, 5, 6, 7]);
   const untouched = new DatabaseSync(dbPath, { readOnly: true });
   assert.equal(
     untouched.prepare("SELECT name FROM sqlite_master WHERE name = 'questions'").get(),

@@ -110,7 +110,10 @@ Deno.test("after the database is deleted, a lost topic is explained as a changed
   }
   const lost = await a.fail("sync", { topic_id: topicId, wait_seconds: 0 });
   assert.equal(lost.code, "TOPIC_NOT_FOUND");
-  assert.match(lost.message, /database file .* was deleted or replaced at .* while this server ran/);
+  assert.match(
+    lost.message,
+    /database file .* was deleted or replaced at .* while this server ran/,
+  );
 });
 
 Deno.test("a damaged database reaches the client as a clear DB_UNAVAILABLE", async () => {

@@ -1,0 +1,207 @@
+/**
+ * No input may stall the bus: every tool of every text argument, and every
+ * HTTP route and guarded header, gets pathological input (long runs of one
+ * character, alternating case, many separators, deep nesting, multi-byte
+ * text) while a second process keeps sending. Each call must come back
+ * promptly with a proper answer, and the other process must never wait for
+ * the lock or fail. The bound is generous (a machine with a CPU hog beside
+ * it passes); the quadratic code this guards against took 10–16 s per call.
+ */
+
+import assert from "node:assert/strict";
+import { deepObject, PATHOLOGICAL_TEXTS } from "../_helpers/pathological.ts";
+import { startHttpServer } from "../_helpers/http.ts";
+import { type Peer, startPeer } from "../_helpers/peer.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+/** Longest any one call may take. */
+const CALL_BOUND_MS = 3_000;
+
+/** A second process that sends one small message after another until stopped. */
+function backgroundSender(peer: Peer, topicId: string) {
+  const latencies: number[] = [];
+  const errors: string[] = [];
+  let running = true;
+  const done = (async () => {
+    for (let i = 0; running; i++) {
+      const started = performance.now();
+      const result = await peer.call("sync", {
+        topic_id: topicId,
+        outbox: [{ content_markdown: `beat ${i}` }],
+        wait_seconds: 0,
+      });
+      latencies.push(performance.now() - started);
+      if (result.isError) errors.push(JSON.stringify(result.structuredContent));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await done;
+      return { latencies, errors };
+    },
+  };
+}
+
+async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const value = await fn();
+  const ms = performance.now() - started;
+  assert.ok(ms < CALL_BOUND_MS, `${what} took ${ms.toFixed(0)} ms`);
+  return value;
+}
+
+Deno.test("pathological input to every tool returns promptly while another process writes", async () => {
+  await using tmp = await tmpDir();
+  const dbPath = `${tmp.path}/bus.sqlite`;
+  await using a = await startPeer({ dbPath });
+  await using b = await startPeer({ dbPath });
+  const { topic_id: topicId } = await a.ok("topic_create", { name: "hostile-text" });
+  await a.ok("topic_join", { agent_name: "a", topic_id: topicId });
+  await b.ok("topic_join", { agent_name: "b", topic_id: topicId });
+  const sender = backgroundSender(b, String(topicId));
+  try {
+    for (const { name, text } of PATHOLOGICAL_TEXTS) {
+      const sent = await timed(`sync of ${name}`, () =>
+        a.call("sync", {
+          topic_id: topicId,
+          outbox: [{ content_markdown: text }],
+          wait_seconds: 0,
+        }));
+      assert.notEqual(sent.isError, true, `${name}: ${JSON.stringify(sent.structuredContent)}`);
+      const query = text.slice(0, 16_384);
+      const found = await timed(
+        `search for ${name}`,
+        () => a.call("messages_search", { query, mode: "fts", include_content: true }),
+      );
+      if (found.isError) {
+        // Only a query with no searchable word is refused (the whitespace run).
+        assert.equal(
+          (found.structuredContent as { error: { code: string } }).error.code,
+          "INVALID_ARGUMENT",
+          `search ${name}`,
+        );
+      }
+      for (
+        const [tool, args] of [
+          ["topic_create", { name: text }],
+          ["topic_resolve", { name: text }],
+          ["topic_join", { agent_name: text, topic_id: topicId }],
+          ["topic_join", { agent_name: "a", name: text }],
+          ["sync", { topic_id: text, wait_seconds: 0 }],
+          ["topic_presence", { topic_id: text }],
+          ["cursor_reset", { topic_id: text }],
+          ["sync", {
+            topic_id: topicId,
+            outbox: [{ content_markdown: "x", message_type: text, client_message_id: text }],
+            wait_seconds: 0,
+          }],
+        ] as const
+      ) {
+        const result = await timed(`${tool} with ${name}`, () => a.call(tool, args));
+        assert.equal(result.isError, true, `${tool} refuses ${name}`);
+      }
+    }
+    const deep = await timed("deeply nested metadata", () =>
+      a.call("sync", {
+        topic_id: topicId,
+        outbox: [{ content_markdown: "deep", metadata: deepObject(5_000) }],
+        wait_seconds: 0,
+      }));
+    assert.equal(deep.isError, true);
+    assert.equal(
+      (deep.structuredContent as { error: { code: string } }).error.code,
+      "INVALID_ARGUMENT",
+    );
+  } finally {
+    const { latencies, errors } = await sender.stop();
+    assert.deepEqual(errors, [], "the other process never failed");
+    assert.ok(latencies.length > 0);
+    const worst = Math.max(...latencies);
+    assert.ok(worst < CALL_BOUND_MS, `the other process waited ${worst.toFixed(0)} ms once`);
+  }
+});
+
+Deno.test("pathological headers, paths and queries on every HTTP route are answered promptly", async () => {
+  await using tmp = await tmpDir();
+  const dbPath = `${tmp.path}/bus.sqlite`;
+  await using http = await startHttpServer({ dbPath, env: { AGENT_BUS_HTTP_TOKEN: "s3cret" } });
+  await using b = await startPeer({ dbPath });
+  const { topic_id: topicId } = await b.ok("topic_create", { name: "hostile-http" });
+  await b.ok("topic_join", { agent_name: "b", topic_id: topicId });
+  const sender = backgroundSender(b, String(topicId));
+  const good = { authorization: "Bearer s3cret" };
+  const long = "a".repeat(30_000);
+  const cases: { what: string; path: string; init?: RequestInit; expect?: number[] }[] = [
+    {
+      what: "Origin with 30k slashes",
+      path: "/mcp",
+      init: { headers: { ...good, origin: `http://a${"/".repeat(30_000)}b` } },
+      expect: [403],
+    },
+    {
+      what: "Authorization padded with 30k spaces",
+      path: "/api/topics",
+      init: { headers: { authorization: `Bearer${" ".repeat(30_000)}x!` } },
+      expect: [401],
+    },
+    {
+      what: "malformed cookie",
+      path: "/api/topics",
+      init: { headers: { cookie: "agent_bus_token=%E0%A4%A" } },
+      expect: [401],
+    },
+    {
+      what: "30k-character cookie",
+      path: "/api/topics",
+      init: { headers: { cookie: `agent_bus_token=${"%".repeat(30_000)}` } },
+      expect: [401],
+    },
+    { what: "Host of 30k characters", path: "/", init: { headers: { host: long } } },
+    {
+      what: "long agent path",
+      path: `/agents/${long.slice(0, 6000)}/mcp/`,
+      init: { headers: good },
+    },
+    {
+      what: "long search query of one letter",
+      path: `/api/search?q=${"X".repeat(16_000)}&mode=fts`,
+      init: { headers: good },
+    },
+    {
+      what: "long search query of alternating case",
+      path: `/api/search?q=${"aB".repeat(8_000)}&mode=fts`,
+      init: { headers: good },
+    },
+    {
+      what: "long topic path",
+      path: `/api/topics/${long.slice(0, 6000)}`,
+      init: { headers: good },
+    },
+    {
+      what: "mailbox shorthand with a pathological body",
+      path: "/agents/alice/mcp/",
+      init: {
+        method: "POST",
+        headers: { ...good, "content-type": "application/json" },
+        body: JSON.stringify({
+          tool: "send_to_agent",
+          args: { name: "bob", msg: PATHOLOGICAL_TEXTS[0]!.text },
+        }),
+      },
+      expect: [200],
+    },
+  ];
+  try {
+    for (const { what, path, init, expect } of cases) {
+      const response = await timed(what, () => fetch(`${http.url}${path}`, init));
+      await response.body?.cancel();
+      assert.ok(response.status < 500, `${what}: ${response.status}`);
+      if (expect) assert.ok(expect.includes(response.status), `${what}: ${response.status}`);
+    }
+  } finally {
+    const { latencies, errors } = await sender.stop();
+    assert.deepEqual(errors, []);
+    assert.ok(Math.max(...latencies) < CALL_BOUND_MS);
+  }
+});
