@@ -15,6 +15,7 @@
 import { parseArgs } from "node:util";
 import { benchConsoleEvents } from "./console.ts";
 import { benchFanout } from "./fanout.ts";
+import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLatency } from "./latency.ts";
 import { benchMailbox } from "./mailbox.ts";
@@ -51,6 +52,8 @@ try {
   const fanout = await benchFanout(dir, 16, size(100, 20));
   progress("HTTP mailboxes: 8 clients, send + check_mail");
   const mailbox = await benchMailbox(dir, { clients: 8, seconds: size(10, 3) });
+  progress("hostile input: pathological 64 KiB bodies beside another sender");
+  const hostile = await benchHostile(dir, size(5, 2));
   progress("teacher/student answer latency");
   const answer = await benchAnswerLatency(dir, size(200, 50));
   progress("agent-bus watch latency");
@@ -80,6 +83,7 @@ try {
     startup,
     scan,
     quality,
+    hostile,
   };
   const summary = summaryTable(results);
   const details = detailTable(results);

@@ -7,6 +7,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import type { HostileResult } from "./hostile.ts";
 import type { IdleResult } from "./idle.ts";
 import type { MailboxResult } from "./mailbox.ts";
 import type { QualityResult } from "./quality.ts";
@@ -28,6 +29,7 @@ export interface BenchResults {
   startup: { medianMs: number; idleRssMB: number };
   scan: Distribution;
   quality: QualityResult;
+  hostile: HostileResult;
 }
 
 type Row = [metric: string, target: string, measured: string, met: boolean | undefined];
@@ -85,6 +87,18 @@ export function summaryTable(r: BenchResults): string {
       "0 / 0",
       `${r.mailbox.lost} / ${r.mailbox.duplicated}`,
       r.mailbox.lost === 0 && r.mailbox.duplicated === 0,
+    ],
+    [
+      "Slowest send of a pathological 64 KiB body",
+      "≤ 100 ms",
+      ms(r.hostile.slowest.ms),
+      r.hostile.slowest.ms <= 100 && r.hostile.errors === 0,
+    ],
+    [
+      "Another process's send meanwhile (max)",
+      "≤ 100 ms",
+      ms(r.hostile.other.max),
+      r.hostile.other.max <= 100,
     ],
     ["`agent-bus watch` shows a message (p99)", "≤ 100 ms", ms(r.watch.p99), r.watch.p99 <= 100],
     ["Web console event after a commit (p99)", "≤ 100 ms", ms(r.events.p99), r.events.p99 <= 100],
@@ -175,6 +189,20 @@ export function detailTable(r: BenchResults): string {
     [
       "HTTP mailboxes: messages sent, lost, duplicated",
       `${count(mailbox.sent)}, ${mailbox.lost}, ${mailbox.duplicated}`,
+    ],
+    [
+      `Pathological 64 KiB bodies: sync p50 / p99 / max (${r.hostile.sends.samples} sends); ` +
+      "slowest input",
+      `${ms(r.hostile.sends.p50)} / ${ms(r.hostile.sends.p99)} / ${
+        ms(r.hostile.sends.max)
+      }; ${r.hostile.slowest.name}`,
+    ],
+    [
+      `Another process's small sends meanwhile, p50 / p99 / max (${r.hostile.other.samples}); ` +
+      "failed calls",
+      `${ms(r.hostile.other.p50)} / ${ms(r.hostile.other.p99)} / ${
+        ms(r.hostile.other.max)
+      }; ${r.hostile.errors}`,
     ],
     [
       `agent-bus watch: agent's sync to the printed line, p50 / p99 (${watch.samples} messages)`,
