@@ -256,20 +256,24 @@ export async function publishAnswers(
   bus: Bus,
   args: { topicId: string; responses: ResponseItem[]; answeredBy: string },
 ): Promise<{ saved: number; skipped: Skip[]; warnings: Warning[] }> {
+  // Payloads are built and serialized before the write lock is taken.
+  const prepared = args.responses.map((item) => {
+    const { payload, truncations } = payloadOf(item);
+    return { item, truncations, payloadJson: JSON.stringify(payload) };
+  });
   return await write(bus, () => {
     requireTopic(bus.store, args.topicId);
     const now = bus.now();
     const skipped: Skip[] = [];
     const warnings: Warning[] = [];
     let saved = 0;
-    for (const item of args.responses) {
-      const { payload, truncations } = payloadOf(item);
+    for (const { item, truncations, payloadJson } of prepared) {
       const answered = answerQuestion(bus.store, {
         questionId: item.question_id,
         topicId: args.topicId,
         answeredBy: args.answeredBy,
         answeredAt: now,
-        payloadJson: JSON.stringify(payload),
+        payloadJson,
       });
       if (!answered) {
         skipped.push({

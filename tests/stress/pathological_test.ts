@@ -9,7 +9,7 @@
  */
 
 import assert from "node:assert/strict";
-import { deepObject, PATHOLOGICAL_TEXTS } from "../_helpers/pathological.ts";
+import { deepObject, MAX_BODY, PATHOLOGICAL_TEXTS } from "../_helpers/pathological.ts";
 import { startHttpServer } from "../_helpers/http.ts";
 import { type Peer, startPeer } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -61,6 +61,17 @@ Deno.test("pathological input to every tool returns promptly while another proce
   await b.ok("topic_join", { agent_name: "b", topic_id: topicId });
   const sender = backgroundSender(b, String(topicId));
   try {
+    // One character over the contract's limit is refused, and the limit itself is served at once.
+    const over = await timed("a 65,537-character body", () =>
+      a.call("sync", {
+        topic_id: topicId,
+        outbox: [{ content_markdown: "X".repeat(MAX_BODY + 1) }],
+        wait_seconds: 0,
+      }));
+    assert.equal(
+      (over.structuredContent as { error: { code: string } }).error.code,
+      "INVALID_ARGUMENT",
+    );
     for (const { name, text } of PATHOLOGICAL_TEXTS) {
       const sent = await timed(`sync of ${name}`, () =>
         a.call("sync", {
