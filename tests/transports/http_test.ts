@@ -407,3 +407,25 @@ Deno.test("concurrent readers in several processes each get every message exactl
   assert.equal(seen.length, total, "every message once");
   assert.equal(new Set(seen).size, total, "no message twice");
 });
+
+Deno.test("a browser request must come from the server's own origin or an --allow-origin one", async () => {
+  await using dir = await tmpDir();
+  const dbPath = `${dir.path}/bus.sqlite`;
+  await using server = await startHttpServer({
+    dbPath,
+    args: ["--allow-origin", "http://localhost:5173"],
+  });
+  const url = `${server.url}/agents/alice/mcp/`;
+  const send = (origin?: string) =>
+    shorthand(url, "send_to_agent", { name: "bob", msg: "hi" }, origin ? { origin } : {});
+  // Another page on this machine (another port) is another origin: refused, nothing stored.
+  assert.equal((await send(`http://127.0.0.1:${server.port + 1}`)).status, 403);
+  assert.equal((await send("http://localhost:9999")).status, 403);
+  assert.equal((await send("null")).status, 403);
+  // The server's own origin, the allowed one, and no Origin at all (curl, agents) pass.
+  assert.equal((await send(server.url)).status, 200);
+  assert.equal((await send("http://localhost:5173")).status, 200);
+  assert.equal((await send()).status, 200);
+  const popped = await shorthand(`${server.url}/agents/bob/mcp/`, "check_mail");
+  assert.equal((popped.body as { message: { content: string } }).message.content, "hi");
+});

@@ -9,7 +9,8 @@ import { DEFAULTS } from "../../config.ts";
 import { type Command, defineCommand, intOption, UsageError } from "../command.ts";
 import { err } from "../format.ts";
 
-const USAGE = `Usage: agent-bus http [--host 127.0.0.1] [--port ${DEFAULTS.httpPort}]
+const USAGE =
+  `Usage: agent-bus http [--host 127.0.0.1] [--port ${DEFAULTS.httpPort}] [--allow-origin ORIGIN]...
 
 Serve until Ctrl-C or SIGTERM:
   /                   the web console: watch, search and join the conversations
@@ -19,7 +20,10 @@ Serve until Ctrl-C or SIGTERM:
 A POST of {"tool": "...", "args": {...}} runs one tool without a session (for curl).
 
 Binding an address other than loopback requires AGENT_BUS_HTTP_TOKEN; clients then send
-"Authorization: Bearer <token>", and a browser opens the console once as /?token=<token>.`;
+"Authorization: Bearer <token>", and a browser opens the console once as /?token=<token>.
+A request from a browser (one with an Origin header) must come from this server's own origin
+or one given with --allow-origin (repeatable; also AGENT_BUS_HTTP_ALLOWED_ORIGINS), e.g.
+--allow-origin https://dashboard.example.`;
 
 /** The `http` command. */
 export const httpCommand: Command = defineCommand({
@@ -28,6 +32,7 @@ export const httpCommand: Command = defineCommand({
   options: {
     host: { type: "string" },
     port: { type: "string" },
+    "allow-origin": { type: "string", multiple: true },
   },
   async run({ values, positionals }, ctx) {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}"`);
@@ -37,8 +42,23 @@ export const httpCommand: Command = defineCommand({
     }
     // Loaded on demand: the stdio server (what clients start most) never pays for it.
     const { serveHttp } = await import("../../transports/http/mod.ts");
+    const extraOrigins = values["allow-origin"] ?? [];
+    for (const origin of extraOrigins) {
+      if (!URL.canParse(origin) || !/^https?:$/.test(new URL(origin).protocol)) {
+        throw new UsageError(
+          `--allow-origin needs an origin like https://app.example, not "${origin}"`,
+        );
+      }
+    }
+    const config = {
+      ...ctx.config,
+      http: {
+        ...ctx.config.http,
+        allowedOrigins: [...ctx.config.http.allowedOrigins, ...extraOrigins],
+      },
+    };
     await serveHttp({
-      config: ctx.config,
+      config,
       configWarnings: ctx.configWarnings,
       log: ctx.log,
       hostname: values.host ?? "127.0.0.1",
