@@ -2,11 +2,14 @@
  * The size budget of one tool result.
  *
  * A client hands a model the result it gets, and some replace a large one
- * with a file path and a short preview: Claude Code does so above about
- * 40 KB of `structuredContent` JSON (measured: 37.6 KB passed inline, 48.9 KB
- * did not). A result that lists messages is both JSON (`structuredContent`)
- * and text, and a client may show either or both, so each item costs its body
- * twice plus its metadata and a fixed overhead for ids, headers and keys.
+ * with a file path and a short preview: Claude Code 2.1.197 hands its model
+ * the `structuredContent` JSON and replaces it when it reaches 50,000
+ * characters (measured with `scripts/measure_clients.ts size`: 49,897
+ * characters passed inline, 50,097 did not; characters, not bytes). A result
+ * that lists messages is both JSON and text, and a client may show either or
+ * both, so each item costs its body twice plus its metadata and a fixed
+ * overhead for ids, headers and keys; the default budget of 40,000 keeps the
+ * JSON near 20,000 characters, below that limit even if escaping doubles it.
  * A call that would return more stops adding items at the budget and says
  * `has_more` (a `sync` then advances the cursor only over what it returned);
  * the first item is always returned whole, so a lone large message is still

@@ -126,7 +126,7 @@ export const DEFAULTS = {
   maxOutbox: 50,
   maxMessageChars: 65536,
   maxSyncItems: 20,
-  toolResultMaxChars: 24000,
+  toolResultMaxChars: 40000,
   toolTextIncludeBodies: true,
   maxWaitSeconds: 300,
   maxMetadataChars: 16384,

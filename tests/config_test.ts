@@ -13,7 +13,7 @@ Deno.test("loadConfig() uses the seed's defaults and the home database", () => {
   assert.equal(config.maxOutbox, 50);
   assert.equal(config.maxMessageChars, 65536);
   assert.equal(config.maxSyncItems, 20);
-  assert.equal(config.toolResultMaxChars, 24000);
+  assert.equal(config.toolResultMaxChars, 40000);
   assert.equal(config.maxWaitSeconds, DEFAULTS.maxWaitSeconds);
 });
 
@@ -47,7 +47,7 @@ Deno.test("loadConfig() reports a bad value and keeps the default", () => {
   });
   assert.equal(config.maxSyncItems, 20);
   assert.equal(config.maxOutbox, 50);
-  assert.equal(config.toolResultMaxChars, 24000);
+  assert.equal(config.toolResultMaxChars, 40000);
   assert.equal(config.maxWaitSeconds, DEFAULTS.maxWaitSeconds);
   assert.equal(config.toolTextIncludeBodies, true);
   assert.equal(config.logLevel, "warn");

@@ -1,0 +1,130 @@
+/**
+ * Measure how real clients treat our results: `deno run -A scripts/measure_clients.ts [size|timeout]`.
+ *
+ * Claude Code runs headless (`claude -p`) against a scripted fake model on
+ * loopback (tests/_helpers/fake_anthropic.ts) and calls our tools through
+ * its MCP client, so what it does with a large result or a long wait is
+ * observed, not assumed. Prints one line per case. Used to choose the
+ * default result budget and to write the README's client table.
+ *
+ * @module
+ */
+
+import { createTopic } from "../lib/bus/topics.ts";
+import { openTestBus, seedTopic } from "../tests/_helpers/bus.ts";
+import { installClients } from "../tests/_helpers/clients.ts";
+import { type ScriptedCall, startFakeAnthropic } from "../tests/_helpers/fake_anthropic.ts";
+import { serverCommand } from "../tests/_helpers/peer.ts";
+
+const clients = await installClients();
+if (clients.unavailable) throw new Error(clients.unavailable);
+const what = Deno.args[0] ?? "size";
+
+async function runClaude(
+  dbPath: string,
+  script: ScriptedCall[],
+  env: Record<string, string> = {},
+): Promise<{ results: { text: string; isError: boolean; ms: number }[]; stdout: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "measure-claude-" });
+  await using model = startFakeAnthropic(script);
+  const [command, ...args] = serverCommand(dbPath);
+  await Deno.writeTextFile(
+    `${dir}/mcp.json`,
+    JSON.stringify({
+      mcpServers: { "agent-bus": { command, args, env: { AGENT_BUS_DB: dbPath } } },
+    }),
+  );
+  await Deno.mkdir(`${dir}/home`);
+  const output = await new Deno.Command(clients.bin("claude"), {
+    args: [
+      "-p",
+      "Use the agent-bus tools.",
+      "--mcp-config",
+      `${dir}/mcp.json`,
+      "--strict-mcp-config",
+      "--allowedTools",
+      "mcp__agent-bus",
+    ],
+    cwd: dir,
+    env: {
+      HOME: `${dir}/home`,
+      PATH: Deno.env.get("PATH") ?? "",
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_API_KEY: "sk-test",
+      ...env,
+    },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const results = model.results.map((r) => ({
+    text: r.text,
+    isError: r.isError,
+    ms: r.at - (model.calledAt.get(r.toolUseId) ?? r.at),
+  }));
+  await Deno.remove(dir, { recursive: true });
+  return { results, stdout: new TextDecoder().decode(output.stdout) };
+}
+
+async function topicWith(dbPath: string, bodies: string[]): Promise<string> {
+  using bus = openTestBus(dbPath);
+  if (bodies.length === 0) {
+    return (await createTopic(bus, { name: "t", mode: "new" })).topic.topic_id;
+  }
+  return await seedTopic(bus, "t", bodies);
+}
+
+if (what === "size") {
+  // deno run -A scripts/measure_clients.ts size [CHARS,CHARS,...] [ascii]
+  const units: [string, string][] = [["x", "ASCII"], ["€", "3-byte"]];
+  const sizes = (Deno.args[1] ?? "18000,30000,36000,39000,42000,48000,60000").split(",");
+  for (const [unit, label] of units.slice(0, Deno.args[2] === "ascii" ? 1 : 2)) {
+    for (const chars of sizes.map(Number)) {
+      const dir = await Deno.makeTempDir();
+      const dbPath = `${dir}/bus.sqlite`;
+      const body = unit.repeat(chars);
+      const topicId = await topicWith(dbPath, [body]);
+      const { results } = await runClaude(dbPath, [
+        { name: "mcp__agent-bus__topic_join", input: { agent_name: "claude", topic_id: topicId } },
+        { name: "mcp__agent-bus__sync", input: { topic_id: topicId, wait_seconds: 0 } },
+      ]);
+      const got = results[1]?.text ?? "(no result)";
+      const inline = got.includes(body);
+      const bytes = new TextEncoder().encode(got).length;
+      console.log(
+        `${label} body ${chars} chars: result ${got.length} chars / ${bytes} bytes -> ` +
+          (inline ? "inline" : `replaced: ${JSON.stringify(got.slice(0, 160))}`),
+      );
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+}
+
+if (what === "timeout") {
+  for (
+    const [wait, env] of (Deno.args[1] === "progress"
+      ? [[30, { MCP_TOOL_TIMEOUT: "15000" }]]
+      : [[75, {}], [20, { MCP_TOOL_TIMEOUT: "8000" }], [30, { MCP_TOOL_TIMEOUT: "15000" }]]) as [
+        number,
+        Record<string, string>,
+      ][]
+  ) {
+    const dir = await Deno.makeTempDir();
+    const dbPath = `${dir}/bus.sqlite`;
+    const topicId = await topicWith(dbPath, []);
+    const { results } = await runClaude(dbPath, [
+      { name: "mcp__agent-bus__topic_join", input: { agent_name: "claude", topic_id: topicId } },
+      { name: "mcp__agent-bus__sync", input: { topic_id: topicId, wait_seconds: wait } },
+    ], env);
+    const r = results[1];
+    console.log(
+      `wait_seconds=${wait} ${JSON.stringify(env)}: ` +
+        (r
+          ? `after ${(r.ms / 1000).toFixed(1)} s, error=${r.isError}: ${r.text.slice(0, 200)}`
+          : "no result"),
+    );
+    await Deno.remove(dir, { recursive: true });
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * A stand-in for the Anthropic Messages API on loopback, so a real Claude
+ * Code (`claude -p`, `ANTHROPIC_BASE_URL`) runs offline with a scripted
+ * "model": each turn it calls the next scripted tool, and when the script is
+ * done it answers with text. Every request and every tool result the client
+ * sends back is recorded, with the time it arrived.
+ *
+ * @module
+ */
+
+/** One scripted tool call. */
+export interface ScriptedCall {
+  /** The tool's name as Claude Code lists it (`mcp__agent-bus__sync`). */
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** A tool result as Claude Code sent it back. */
+export interface SeenResult {
+  toolUseId: string;
+  /** The result's content, flattened to text. */
+  text: string;
+  isError: boolean;
+  /** `performance.now()` when the request carrying it arrived. */
+  at: number;
+}
+
+/** A running fake endpoint. */
+export interface FakeModel extends AsyncDisposable {
+  url: string;
+  /** Tool results received so far, in order. */
+  results: SeenResult[];
+  /** `performance.now()` when each scripted call was handed out, by tool-use id. */
+  calledAt: Map<string, number>;
+  /** Every request body received on /v1/messages. */
+  requests: Record<string, unknown>[];
+}
+
+type Block =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+
+/**
+ * Serve a scripted model. A request that offers the first scripted tool and
+ * has seen fewer results than the script has calls gets the next call;
+ * every other request gets `finalText`.
+ */
+export function startFakeAnthropic(
+  script: readonly ScriptedCall[],
+  options: { finalText?: string } = {},
+): FakeModel {
+  const results: SeenResult[] = [];
+  const calledAt = new Map<string, number>();
+  const requests: Record<string, unknown>[] = [];
+  let count = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    if (req.method !== "POST" || url.pathname !== "/v1/messages") return Response.json({});
+    const body = JSON.parse(await req.text()) as {
+      model?: string;
+      stream?: boolean;
+      tools?: { name: string }[];
+      messages?: { role: string; content: unknown }[];
+    };
+    requests.push(body);
+    const seen = new Set(results.map((r) => r.toolUseId));
+    for (const message of body.messages ?? []) {
+      if (!Array.isArray(message.content)) continue;
+      for (const part of message.content as Record<string, unknown>[]) {
+        if (part.type !== "tool_result" || seen.has(String(part.tool_use_id))) continue;
+        seen.add(String(part.tool_use_id));
+        results.push({
+          toolUseId: String(part.tool_use_id),
+          text: flatten(part.content),
+          isError: part.is_error === true,
+          at: performance.now(),
+        });
+      }
+    }
+    const offersTools = script.length > 0 &&
+      (body.tools ?? []).some((tool) => tool.name === script[0]!.name);
+    const next = offersTools ? script[results.length] : undefined;
+    let block: Block;
+    if (next && !calledAt.has(`toolu_${results.length}`)) {
+      const id = `toolu_${results.length}`;
+      calledAt.set(id, performance.now());
+      block = { type: "tool_use", id, name: next.name, input: next.input };
+    } else {
+      block = { type: "text", text: options.finalText ?? "done" };
+    }
+    return reply(body.model ?? "claude", block, body.stream === true, ++count);
+  });
+  const { port } = server.addr as Deno.NetAddr;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    results,
+    calledAt,
+    requests,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
+
+function flatten(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return JSON.stringify(content);
+  return content.map((part) =>
+    typeof part === "object" && part !== null && "text" in part
+      ? String((part as { text: unknown }).text)
+      : JSON.stringify(part)
+  ).join("\n");
+}
+
+function reply(model: string, block: Block, stream: boolean, n: number): Response {
+  const stop = block.type === "tool_use" ? "tool_use" : "end_turn";
+  const message = {
+    id: `msg_${n}`,
+    type: "message",
+    role: "assistant",
+    model,
+    content: [] as Block[],
+    stop_reason: null as string | null,
+    stop_sequence: null,
+    usage: { input_tokens: 10, output_tokens: 1 },
+  };
+  if (!stream) return Response.json({ ...message, content: [block], stop_reason: stop });
+  const start = block.type === "tool_use" ? { ...block, input: {} } : { type: "text", text: "" };
+  const delta = block.type === "tool_use"
+    ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
+    : { type: "text_delta", text: block.text };
+  const events: [string, unknown][] = [
+    ["message_start", { type: "message_start", message }],
+    ["content_block_start", { type: "content_block_start", index: 0, content_block: start }],
+    ["content_block_delta", { type: "content_block_delta", index: 0, delta }],
+    ["content_block_stop", { type: "content_block_stop", index: 0 }],
+    ["message_delta", {
+      type: "message_delta",
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: 5 },
+    }],
+    ["message_stop", { type: "message_stop" }],
+  ];
+  const text = events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    .join("");
+  return new Response(text, { headers: { "content-type": "text/event-stream" } });
+}
