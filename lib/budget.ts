@@ -1,51 +1,68 @@
 /**
  * The size budget of one tool result.
  *
- * A client hands a model the result it gets, and some replace a large one
- * with a file path and a short preview: Claude Code 2.1.197 hands its model
- * the `structuredContent` JSON and replaces it when it reaches 50,000
- * characters (measured with `scripts/measure_clients.ts size`: 49,897
- * characters passed inline, 50,097 did not; characters, not bytes). A result
- * that lists messages is both JSON and text, and a client may show either or
- * both, so each item costs its body twice plus its metadata and a fixed
- * overhead for ids, headers and keys; the default budget of 40,000 keeps the
- * JSON near 20,000 characters, below that limit even if escaping doubles it.
- * A call that would return more stops adding items at the budget and says
- * `has_more` (a `sync` then advances the cursor only over what it returned);
- * the first item is always returned whole, so a lone large message is still
- * delivered.
+ * Clients hand a model the result they get, and cut or replace a large one.
+ * Measured with real clients (`scripts/measure_clients.ts`): Codex 0.169.0
+ * passes the `structuredContent` JSON and cuts any tool output past about
+ * 12,000 bytes out of its middle (3,000 "tokens" of 4 bytes; 11,500 ASCII
+ * characters passed whole, 4,000 three-byte ones did not); Claude Code
+ * 2.1.197 passes the same JSON and swaps it for a file path from 50,000
+ * characters on. A result cut in the middle loses messages whose cursor has
+ * already moved, so a result that lists messages stops adding items at the
+ * budget and says `has_more` instead; the first item is always returned
+ * whole, so a lone large message is still delivered (to the extent the
+ * client lets it through).
  *
- * Costs are computed from string lengths (constant time per item), so the
- * fitting can run inside a write transaction without scanning bodies.
+ * An item's cost is the UTF-8 size of its text fields as JSON string
+ * contents (escapes counted), plus a fixed overhead for ids, names and keys:
+ * what it adds to the JSON, and about what it adds to the text. Counting
+ * stops once the budget is passed, so fitting scans at most about a budget's
+ * worth of characters and can run inside a write transaction.
  *
  * @module
  */
 
-/** Characters one listed item costs besides its text (ids, names, header line, JSON keys). */
-export const ITEM_OVERHEAD_CHARS = 400;
+/** Bytes one listed item adds besides its text fields (ids, names, numbers, keys). */
+export const ITEM_OVERHEAD_BYTES = 300;
 
-/** The cost of an item whose text fields have these lengths: twice the text, plus the overhead. */
-export function itemCost(...lengths: number[]): number {
-  let total = ITEM_OVERHEAD_CHARS;
-  for (const length of lengths) total += 2 * length;
-  return total;
+/**
+ * UTF-8 bytes of `text` as the contents of a JSON string (quotes, backslashes
+ * and control characters escaped), or any number above `cap` once it is
+ * clear the total passes it.
+ */
+export function jsonBytes(text: string, cap: number): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length && bytes <= cap; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20) bytes += c === 0x0a || c === 0x09 || c === 0x0d ? 2 : 6;
+    else if (c === 0x22 || c === 0x5c) bytes += 2;
+    else if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else bytes += 3; // a surrogate pair counts 3 + 3, above its 4: a little margin
+  }
+  return bytes;
 }
 
 /**
- * How many of `items` (in order) fit in `budget`: at least one when there
- * is one, then as many as stay within it.
+ * How many of `items` (in order) fit in `budget` bytes: at least one when
+ * there is one, then as many as stay within it. `texts` gives an item's
+ * text fields.
  */
 export function countWithinBudget<T>(
   items: readonly T[],
-  cost: (item: T) => number,
+  texts: (item: T) => readonly (string | null | undefined)[],
   budget: number,
 ): number {
   let used = 0;
   let count = 0;
   for (const item of items) {
-    used += cost(item);
+    used += ITEM_OVERHEAD_BYTES;
+    for (const text of texts(item)) {
+      if (text) used += jsonBytes(text, budget - used);
+    }
     if (count > 0 && used > budget) break;
     count++;
+    if (used > budget) break;
   }
   return count;
 }

@@ -22,10 +22,10 @@ export interface ResolvedConfig {
   /** Cap (and schema maximum) of `sync.max_items`. */
   maxSyncItems: number;
   /**
-   * Budget of one tool result that lists messages, in characters of its
-   * text and its structuredContent together (see `lib/bus/budget.ts`).
+   * Budget of one tool result that lists messages, in UTF-8 bytes of its
+   * structuredContent (and about as much text); see `lib/budget.ts`.
    */
-  toolResultMaxChars: number;
+  toolResultMaxBytes: number;
   /** Whether tool text shows whole bodies (true) or 80-character previews. */
   toolTextIncludeBodies: boolean;
   /** Longest a `sync` may wait; larger `wait_seconds` are capped with a warning. */
@@ -126,7 +126,7 @@ export const DEFAULTS = {
   maxOutbox: 50,
   maxMessageChars: 65536,
   maxSyncItems: 20,
-  toolResultMaxChars: 40000,
+  toolResultMaxBytes: 10000,
   toolTextIncludeBodies: true,
   maxWaitSeconds: 300,
   maxMetadataChars: 16384,
@@ -189,13 +189,13 @@ export function loadConfig(env: Env): { config: ResolvedConfig; warnings: Config
       min: 1,
       max: 1000,
     }),
-    toolResultMaxChars: int({
+    toolResultMaxBytes: int({
       // AGENT_BUS_TOOL_TEXT_MAX_CHARS is the older name of the setting.
-      variable: env.AGENT_BUS_TOOL_RESULT_MAX_CHARS === undefined &&
+      variable: env.AGENT_BUS_TOOL_RESULT_MAX_BYTES === undefined &&
           env.AGENT_BUS_TOOL_TEXT_MAX_CHARS !== undefined
         ? "AGENT_BUS_TOOL_TEXT_MAX_CHARS"
-        : "AGENT_BUS_TOOL_RESULT_MAX_CHARS",
-      fallback: DEFAULTS.toolResultMaxChars,
+        : "AGENT_BUS_TOOL_RESULT_MAX_BYTES",
+      fallback: DEFAULTS.toolResultMaxBytes,
       min: 1000,
       max: 10_000_000,
     }),

@@ -14,6 +14,7 @@ import { createTopic } from "../lib/bus/topics.ts";
 import { openTestBus, seedTopic } from "../tests/_helpers/bus.ts";
 import { installClients } from "../tests/_helpers/clients.ts";
 import { type ScriptedCall, startFakeAnthropic } from "../tests/_helpers/fake_anthropic.ts";
+import { startFakeOpenAI } from "../tests/_helpers/fake_openai.ts";
 import { serverCommand } from "../tests/_helpers/peer.ts";
 
 const clients = await installClients();
@@ -66,6 +67,62 @@ async function runClaude(
   }));
   await Deno.remove(dir, { recursive: true });
   return { results, stdout: new TextDecoder().decode(output.stdout) };
+}
+
+/** Where a Codex binary is: CODEX_BIN, or `codex` on the PATH. */
+const CODEX = Deno.env.get("CODEX_BIN") ?? "codex";
+
+async function runCodex(
+  dbPath: string,
+  script: ScriptedCall[],
+  serverToml = "",
+): Promise<{ results: { text: string; isError: boolean; ms: number }[] }> {
+  const dir = await Deno.makeTempDir({ prefix: "measure-codex-" });
+  await using model = startFakeOpenAI(script);
+  const [command, ...args] = serverCommand(dbPath);
+  const home = Deno.env.get("HOME") ?? "/root";
+  await Deno.mkdir(`${dir}/codex`, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir}/codex/config.toml`,
+    [
+      `model = "gpt-fake"`,
+      `model_provider = "fake"`,
+      Deno.env.get("CODEX_TOP_TOML") ?? "",
+      `[model_providers.fake]`,
+      `name = "fake"`,
+      `base_url = "${model.url}/v1"`,
+      `wire_api = "responses"`,
+      `env_key = "FAKE_KEY"`,
+      `[mcp_servers.agent-bus]`,
+      `command = ${JSON.stringify(command)}`,
+      `args = ${JSON.stringify(args)}`,
+      `env = { AGENT_BUS_DB = ${JSON.stringify(dbPath)}, HOME = ${JSON.stringify(home)} }`,
+      // Unattended: Codex asks before every tool that is not read-only otherwise.
+      `default_tools_approval_mode = "approve"`,
+      serverToml,
+    ].join("\n"),
+  );
+  await new Deno.Command(CODEX, {
+    args: ["exec", "--skip-git-repo-check", "Use the agent-bus tools."],
+    cwd: dir,
+    env: {
+      HOME: dir,
+      CODEX_HOME: `${dir}/codex`,
+      PATH: Deno.env.get("PATH") ?? "",
+      FAKE_KEY: "x",
+    },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const results = model.results.map((r) => ({
+    text: r.text,
+    isError: /timed out|error/i.test(r.text.slice(0, 200)),
+    ms: r.at - (model.calledAt.get(r.toolUseId) ?? r.at),
+  }));
+  await Deno.remove(dir, { recursive: true });
+  return { results };
 }
 
 async function topicWith(dbPath: string, bodies: string[]): Promise<string> {
@@ -124,6 +181,50 @@ if (what === "timeout") {
         (r
           ? `after ${(r.ms / 1000).toFixed(1)} s, error=${r.isError}: ${r.text.slice(0, 200)}`
           : "no result"),
+    );
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The part of a cut output around where it was cut. */
+function cutNote(text: string): string {
+  const at = text.search(/[^x€]…|truncated|omitted/);
+  return at === -1 ? text.slice(-120) : text.slice(Math.max(0, at - 20), at + 120);
+}
+
+if (what === "codex-size") {
+  for (const chars of (Deno.args[1] ?? "10000,30000,60000").split(",").map(Number)) {
+    const dir = await Deno.makeTempDir();
+    const dbPath = `${dir}/bus.sqlite`;
+    const body = (Deno.args[2] ?? "x").repeat(chars);
+    const topicId = await topicWith(dbPath, [body]);
+    const { results } = await runCodex(dbPath, [
+      { name: "mcp__agent_bus/topic_join", input: { agent_name: "codex", topic_id: topicId } },
+      { name: "mcp__agent_bus/sync", input: { topic_id: topicId, wait_seconds: 0 } },
+    ]);
+    const got = results[1]?.text ?? "(no result)";
+    console.log(
+      `Codex, body ${chars} chars: output ${got.length} chars -> ` +
+        (got.includes(body) ? "whole" : `cut: ${JSON.stringify(cutNote(got))}`),
+    );
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (what === "codex-timeout") {
+  const cases: [number, string][] = [[75, ""], [20, "tool_timeout_sec = 8"]];
+  for (const [wait, toml] of cases) {
+    const dir = await Deno.makeTempDir();
+    const dbPath = `${dir}/bus.sqlite`;
+    const topicId = await topicWith(dbPath, []);
+    const { results } = await runCodex(dbPath, [
+      { name: "mcp__agent_bus/topic_join", input: { agent_name: "codex", topic_id: topicId } },
+      { name: "mcp__agent_bus/sync", input: { topic_id: topicId, wait_seconds: wait } },
+    ], toml);
+    const r = results[1];
+    console.log(
+      `Codex wait_seconds=${wait} ${toml || "(no timeout set)"}: ` +
+        (r ? `after ${(r.ms / 1000).toFixed(1)} s: ${r.text.slice(0, 160)}` : "no result"),
     );
     await Deno.remove(dir, { recursive: true });
   }

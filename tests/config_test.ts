@@ -13,18 +13,18 @@ Deno.test("loadConfig() uses the seed's defaults and the home database", () => {
   assert.equal(config.maxOutbox, 50);
   assert.equal(config.maxMessageChars, 65536);
   assert.equal(config.maxSyncItems, 20);
-  assert.equal(config.toolResultMaxChars, 40000);
+  assert.equal(config.toolResultMaxBytes, 10000);
   assert.equal(config.maxWaitSeconds, DEFAULTS.maxWaitSeconds);
 });
 
 Deno.test("loadConfig() reads the result budget under its older name too", () => {
   assert.equal(
-    loadConfig({ AGENT_BUS_TOOL_TEXT_MAX_CHARS: "30000" }).config.toolResultMaxChars,
+    loadConfig({ AGENT_BUS_TOOL_TEXT_MAX_CHARS: "30000" }).config.toolResultMaxBytes,
     30000,
   );
   assert.equal(
-    loadConfig({ AGENT_BUS_TOOL_TEXT_MAX_CHARS: "30000", AGENT_BUS_TOOL_RESULT_MAX_CHARS: "5000" })
-      .config.toolResultMaxChars,
+    loadConfig({ AGENT_BUS_TOOL_TEXT_MAX_CHARS: "30000", AGENT_BUS_TOOL_RESULT_MAX_BYTES: "5000" })
+      .config.toolResultMaxBytes,
     5000,
   );
 });
@@ -47,7 +47,7 @@ Deno.test("loadConfig() reports a bad value and keeps the default", () => {
   });
   assert.equal(config.maxSyncItems, 20);
   assert.equal(config.maxOutbox, 50);
-  assert.equal(config.toolResultMaxChars, 40000);
+  assert.equal(config.toolResultMaxBytes, 10000);
   assert.equal(config.maxWaitSeconds, DEFAULTS.maxWaitSeconds);
   assert.equal(config.toolTextIncludeBodies, true);
   assert.equal(config.logLevel, "warn");

@@ -19,7 +19,7 @@
  * @module
  */
 
-import { countWithinBudget, itemCost } from "../budget.ts";
+import { ITEM_OVERHEAD_BYTES } from "../budget.ts";
 import { BusError, invalidArgument } from "../errors.ts";
 import {
   getMail,
@@ -182,8 +182,18 @@ export async function drainMail(
   agent: string,
 ): Promise<{ messages: Mail[]; hasMore: boolean }> {
   const name = cleanMailAgent(agent, "agent");
-  const budget = bus.config.toolResultMaxChars;
-  const fits = (chars: number[]) => countWithinBudget(chars, (length) => itemCost(length), budget);
+  const budget = bus.config.toolResultMaxBytes;
+  // Mail bodies are counted in bytes by SQLite (they are sent as they are stored).
+  const fits = (sizes: number[]) => {
+    let used = 0;
+    let count = 0;
+    for (const size of sizes) {
+      used += ITEM_OVERHEAD_BYTES + size;
+      if (count > 0 && used > budget) break;
+      count++;
+    }
+    return count;
+  };
   return await write(bus, () => {
     const rows = popMail(bus.store, name, { limit: MAX_DRAIN, now: bus.now(), fits });
     return { messages: rows.map(toMail), hasMore: hasUnread(bus.store, name) };

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { countWithinBudget, itemCost } from "../budget.ts";
+import { countWithinBudget } from "../budget.ts";
 import { BusError, invalidArgument, type Warning } from "../errors.ts";
 import {
   answerQuestion,
@@ -222,16 +222,13 @@ export async function drainQuestions(
       options,
     ) ?? [];
   }
-  const fit = countWithinBudget(
-    pending,
-    (q) => itemCost(q.question_text.length),
-    bus.config.toolResultMaxChars,
-  );
+  const budget = bus.config.toolResultMaxBytes;
+  const fit = countWithinBudget(pending, (q) => [q.question_text], budget);
   if (fit < pending.length) {
     warnings.push({
       code: "RESULTS_TRUNCATED",
       message: `${pending.length - fit} more pending question(s) left out to keep this result ` +
-        `within ${bus.config.toolResultMaxChars} characters; answer these and drain again`,
+        `within ${budget} bytes; answer these and drain again`,
       context: { returned: fit, left_out: pending.length - fit },
     });
     pending = pending.slice(0, fit);

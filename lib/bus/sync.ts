@@ -17,7 +17,7 @@
  */
 
 import { BusError, invalidArgument, type Warning } from "../errors.ts";
-import { countWithinBudget, itemCost } from "../budget.ts";
+import { countWithinBudget } from "../budget.ts";
 import {
   clearWaiting,
   type CursorRow,
@@ -255,7 +255,7 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   const within = rows.slice(0, args.maxItems);
   const batch = within.slice(
     0,
-    countWithinBudget(within, messageCost, bus.config.toolResultMaxChars),
+    countWithinBudget(within, messageTexts, bus.config.toolResultMaxBytes),
   );
   const hasMore = rows.length > batch.length;
   const last = batch.at(-1);
@@ -337,9 +337,9 @@ function readStart(identity: Identity, cursor: number, includeSelf: boolean): nu
   return !includeSelf && hint?.cursor === cursor ? Math.max(cursor, hint.ownThrough) : cursor;
 }
 
-/** What a message costs in a result (see `budget.ts`): body twice, metadata once, overhead. */
-function messageCost(row: MessageRow): number {
-  return itemCost(row.content_markdown.length) + (row.metadata_json?.length ?? 0);
+/** The text fields a message adds to a result (see `budget.ts`). */
+function messageTexts(row: MessageRow): (string | null)[] {
+  return [row.sender, row.content_markdown, row.metadata_json];
 }
 
 function prepareOutbox(bus: Bus, outbox: OutgoingMessage[]): PreparedItem[] {

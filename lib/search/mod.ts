@@ -19,7 +19,7 @@
  * @module
  */
 
-import { countWithinBudget, itemCost } from "../budget.ts";
+import { countWithinBudget } from "../budget.ts";
 import type { ResolvedConfig } from "../config.ts";
 import { invalidArgument, type Warning } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -225,17 +225,18 @@ export class SearchEngine {
     let top = ordered.slice(0, args.limit);
     if (args.includeContent) {
       // Whole bodies: keep the result within the size a client passes to its model.
+      const budget = this.#config.toolResultMaxBytes;
       const fit = countWithinBudget(
         top,
-        ({ candidate }) => itemCost(candidate.message.content_markdown.length),
-        this.#config.toolResultMaxChars,
+        ({ candidate }) => [candidate.message.topic_name, candidate.message.content_markdown],
+        budget,
       );
       if (fit < top.length) {
         warnings.push({
           code: "RESULTS_TRUNCATED",
           message: `${top.length - fit} more result(s) left out to keep this result within ` +
-            `${this.#config.toolResultMaxChars} characters; search again with a smaller limit, ` +
-            `narrower filters or include_content=false`,
+            `${budget} bytes; search again with a smaller limit, narrower filters or ` +
+            `include_content=false`,
           context: { returned: fit, left_out: top.length - fit },
         });
         top = top.slice(0, fit);

@@ -59,18 +59,18 @@ export function hasUnread(store: Store, agent: string): boolean {
  * Mark the `limit` oldest unread messages of `agent` done and return them,
  * oldest first. Call inside a write transaction. (Finding the rows first and
  * updating each by rowid is a third cheaper than one `UPDATE ... IN (SELECT ...)`.)
- * `fits`, given the lengths of the oldest contents, says how many of them to take.
+ * `fits`, given the UTF-8 sizes of the oldest contents, says how many of them to take.
  */
 export function popMail(
   store: Store,
   agent: string,
-  options: { limit: number; now: number; fits?: (chars: number[]) => number },
+  options: { limit: number; now: number; fits?: (bytes: number[]) => number },
 ): MailRow[] {
   const oldest = store.stmt(
-    `SELECT rowid AS position, length(content) AS chars FROM bus_mailbox
+    `SELECT rowid AS position, length(CAST(content AS BLOB)) AS bytes FROM bus_mailbox
      WHERE to_agent = ? AND done = 0 ORDER BY created, rowid LIMIT ?`,
-  ).all(agent, options.limit) as unknown as { position: number; chars: number }[];
-  const count = options.fits ? options.fits(oldest.map((row) => row.chars)) : oldest.length;
+  ).all(agent, options.limit) as unknown as { position: number; bytes: number }[];
+  const count = options.fits ? options.fits(oldest.map((row) => row.bytes)) : oldest.length;
   const mark = store.stmt(
     "UPDATE bus_mailbox SET done = 1, processed = ? WHERE rowid = ? RETURNING *",
   );

@@ -160,9 +160,10 @@ Deno.test("sync() pages with max_items and has_more", async () => {
 
 Deno.test("sync() keeps one batch within the result budget and flags has_more", async () => {
   await using tmp = await tmpDir();
-  // Each 400-character body costs 2 × 400 + 400: two fit in 2,500, three do not.
+  // Each 400-character body costs 400 bytes plus 300 of overhead and its sender's name:
+  // two fit in 1,500 bytes, three do not.
   using bus = openTestBus(`${tmp.path}/bus.sqlite`, {
-    AGENT_BUS_TOOL_RESULT_MAX_CHARS: "2500",
+    AGENT_BUS_TOOL_RESULT_MAX_BYTES: "1500",
   });
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const body = "x".repeat(400);

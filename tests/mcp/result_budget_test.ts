@@ -1,18 +1,21 @@
 /**
- * One tool result stays small enough for the clients that read it: Claude
- * Code hands its model the `structuredContent` JSON and replaces a result of
- * 50,000 characters or more with a file path (scripts/measure_clients.ts). A `sync` of
- * many large messages returns as many as fit, says `has_more`, moves the
- * cursor only past what it returned, and cuts no body in either form.
+ * One tool result stays small enough for the clients that read it. Both
+ * Claude Code and Codex hand their model the `structuredContent` JSON;
+ * Codex cuts a tool output past about 12,000 bytes out of its middle, Claude
+ * Code swaps one of 50,000 characters for a file path (measured with
+ * scripts/measure_clients.ts). A `sync` of many large messages returns as
+ * many as fit, says `has_more`, moves the cursor only past what it
+ * returned, and cuts no body in either form.
  */
 
 import assert from "node:assert/strict";
-import { DEFAULTS } from "../../lib/config.ts";
 import { connectInProcess } from "../_helpers/in_process.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
-/** Claude Code 2.1.197 replaces a result of this many characters or more with a file path. */
-const CLAUDE_CODE_INLINE_CHARS = 50_000;
+/** Codex 0.169.0 keeps a tool output whole up to about this many bytes. */
+const CODEX_WHOLE_BYTES = 12_000;
+
+const bytes = (text: string) => new TextEncoder().encode(text).length;
 
 type Structured = Record<string, unknown> & {
   received: { seq: number; content_markdown: string }[];
@@ -20,7 +23,7 @@ type Structured = Record<string, unknown> & {
   cursor: { last_seq: number };
 };
 
-Deno.test("sync returns 10 messages of 6,000 characters over several calls, none cut", async () => {
+Deno.test("sync returns 10 messages of 3,000 characters over several calls, none cut", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
   await using writer = await connectInProcess(path, "peer");
@@ -38,7 +41,8 @@ Deno.test("sync returns 10 messages of 6,000 characters over several calls, none
   }
   const bodies = Array.from(
     { length: 10 },
-    (_, i) => `message ${i} ` + `ünïcødé ${i} `.repeat(500).slice(0, 5990),
+    // Multi-byte text with quotes and newlines, which JSON escapes.
+    (_, i) => `message ${i} ` + `ünïcødé "${i}"\n`.repeat(300).slice(0, 2990),
   );
   await writer.client.callTool({
     name: "sync",
@@ -58,11 +62,8 @@ Deno.test("sync returns 10 messages of 6,000 characters over several calls, none
     const structured = result.structuredContent as Structured;
     const text = (result.content as { type: string; text: string }[])[0]!.text;
     const json = JSON.stringify(structured);
-    assert.ok(json.length < CLAUDE_CODE_INLINE_CHARS, `structuredContent is ${json.length}`);
-    assert.ok(
-      json.length + text.length <= DEFAULTS.toolResultMaxChars + 6_500,
-      "within the budget, past it only by the one message always returned",
-    );
+    assert.ok(bytes(json) <= CODEX_WHOLE_BYTES, `structuredContent is ${bytes(json)} bytes`);
+    assert.ok(bytes(text) <= CODEX_WHOLE_BYTES, `the text is ${bytes(text)} bytes`);
     for (const message of structured.received) {
       assert.ok(text.includes(message.content_markdown), "the text carries the whole body");
       received.push(message.content_markdown);

@@ -1,0 +1,98 @@
+/**
+ * A stand-in for the OpenAI Responses API on loopback, so a real Codex
+ * (`codex exec` with a custom model provider) runs offline with a scripted
+ * "model": each turn it calls the next scripted tool, then answers with
+ * text. Codex offers an MCP server's tools as one namespace
+ * (`mcp__agent_bus`) whose functions keep their own names; a call names the
+ * function and the namespace. Tool outputs Codex sends back are recorded.
+ *
+ * @module
+ */
+
+import type { FakeModel, ScriptedCall, SeenResult } from "./fake_anthropic.ts";
+
+/**
+ * Serve a scripted model. `script[i].name` is `namespace/function`
+ * (`mcp__agent_bus/sync`).
+ */
+export function startFakeOpenAI(script: readonly ScriptedCall[]): FakeModel {
+  const results: SeenResult[] = [];
+  const calledAt = new Map<string, number>();
+  const requests: Record<string, unknown>[] = [];
+  let count = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    if (req.method !== "POST" || !url.pathname.endsWith("/responses")) return Response.json({});
+    const body = JSON.parse(await req.text()) as { input?: Record<string, unknown>[] };
+    requests.push(body);
+    const seen = new Set(results.map((r) => r.toolUseId));
+    for (const item of body.input ?? []) {
+      if (item.type !== "function_call_output" || seen.has(String(item.call_id))) continue;
+      seen.add(String(item.call_id));
+      results.push({
+        toolUseId: String(item.call_id),
+        text: typeof item.output === "string" ? item.output : JSON.stringify(item.output),
+        isError: false,
+        at: performance.now(),
+      });
+    }
+    const n = ++count;
+    const next = script[results.length];
+    let item: Record<string, unknown>;
+    if (next && !calledAt.has(`call_${results.length}`)) {
+      const id = `call_${results.length}`;
+      calledAt.set(id, performance.now());
+      const [namespace, name] = next.name.split("/", 2);
+      item = {
+        type: "function_call",
+        id: `fc_${n}`,
+        call_id: id,
+        name,
+        namespace,
+        arguments: JSON.stringify(next.input),
+        status: "completed",
+      };
+    } else {
+      item = {
+        type: "message",
+        id: `msg_${n}`,
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: "done", annotations: [] }],
+      };
+    }
+    const usage = {
+      input_tokens: 1,
+      output_tokens: 1,
+      total_tokens: 2,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+    };
+    const events = [
+      {
+        type: "response.created",
+        response: { id: `resp_${n}`, status: "in_progress", output: [] },
+      },
+      { type: "response.output_item.added", output_index: 0, item },
+      { type: "response.output_item.done", output_index: 0, item },
+      {
+        type: "response.completed",
+        response: { id: `resp_${n}`, status: "completed", output: [item], usage },
+      },
+    ];
+    return new Response(
+      events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  });
+  const { port } = server.addr as Deno.NetAddr;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    results,
+    calledAt,
+    requests,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
