@@ -14,6 +14,7 @@ import { createTopic } from "../lib/bus/topics.ts";
 import { openTestBus, seedTopic } from "../tests/_helpers/bus.ts";
 import { installClients } from "../tests/_helpers/clients.ts";
 import { type ScriptedCall, startFakeAnthropic } from "../tests/_helpers/fake_anthropic.ts";
+import { startFakeGemini } from "../tests/_helpers/fake_gemini.ts";
 import { startFakeOpenAI } from "../tests/_helpers/fake_openai.ts";
 import { serverCommand } from "../tests/_helpers/peer.ts";
 
@@ -125,6 +126,51 @@ async function runCodex(
   return { results };
 }
 
+async function runGemini(
+  dbPath: string,
+  script: ScriptedCall[],
+  serverExtra: Record<string, unknown> = {},
+): Promise<{ results: { text: string; isError: boolean; ms: number }[] }> {
+  const dir = await Deno.makeTempDir({ prefix: "measure-gemini-" });
+  await using model = startFakeGemini(script);
+  const [command, ...args] = serverCommand(dbPath);
+  await Deno.mkdir(`${dir}/home/.gemini`, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir}/home/.gemini/settings.json`,
+    JSON.stringify({
+      mcpServers: {
+        "agent-bus": { command, args, env: { AGENT_BUS_DB: dbPath }, trust: true, ...serverExtra },
+      },
+      security: { auth: { selectedType: "gemini-api-key" } },
+    }),
+  );
+  await new Deno.Command(clients.bin("gemini"), {
+    // An explicit model: "auto" first asks a router model that this fake does not play.
+    args: ["-m", "gemini-2.5-flash", "-p", "Use the agent-bus tools."],
+    cwd: dir,
+    env: {
+      HOME: `${dir}/home`,
+      PATH: Deno.env.get("PATH") ?? "",
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
+      GEMINI_API_KEY: "x",
+      GOOGLE_GEMINI_BASE_URL: model.url,
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+    },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const order = [...model.calledAt.values()];
+  const results = model.results.map((r, i) => ({
+    text: r.text,
+    isError: r.isError,
+    ms: r.at - (order[i] ?? r.at),
+  }));
+  await Deno.remove(dir, { recursive: true });
+  return { results };
+}
+
 async function topicWith(dbPath: string, bodies: string[]): Promise<string> {
   using bus = openTestBus(dbPath);
   if (bodies.length === 0) {
@@ -224,6 +270,44 @@ if (what === "codex-timeout") {
     const r = results[1];
     console.log(
       `Codex wait_seconds=${wait} ${toml || "(no timeout set)"}: ` +
+        (r ? `after ${(r.ms / 1000).toFixed(1)} s: ${r.text.slice(0, 160)}` : "no result"),
+    );
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (what === "gemini-size") {
+  for (const chars of (Deno.args[1] ?? "10000,60000").split(",").map(Number)) {
+    const dir = await Deno.makeTempDir();
+    const dbPath = `${dir}/bus.sqlite`;
+    const body = (Deno.args[2] ?? "x").repeat(chars);
+    const topicId = await topicWith(dbPath, [body]);
+    const { results } = await runGemini(dbPath, [
+      { name: "mcp_agent-bus_topic_join", input: { agent_name: "gemini", topic_id: topicId } },
+      { name: "mcp_agent-bus_sync", input: { topic_id: topicId, wait_seconds: 0 } },
+    ]);
+    const got = results[1]?.text ?? "(no result)";
+    console.log(
+      `Gemini CLI, body ${chars} chars: output ${got.length} chars -> ` +
+        (got.includes(body) ? "whole" : `cut: ${JSON.stringify(cutNote(got))}`),
+    );
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (what === "gemini-timeout") {
+  const cases: [number, Record<string, unknown>][] = [[75, {}], [20, { timeout: 8000 }]];
+  for (const [wait, extra] of cases) {
+    const dir = await Deno.makeTempDir();
+    const dbPath = `${dir}/bus.sqlite`;
+    const topicId = await topicWith(dbPath, []);
+    const { results } = await runGemini(dbPath, [
+      { name: "mcp_agent-bus_topic_join", input: { agent_name: "gemini", topic_id: topicId } },
+      { name: "mcp_agent-bus_sync", input: { topic_id: topicId, wait_seconds: wait } },
+    ], extra);
+    const r = results[1];
+    console.log(
+      `Gemini CLI wait_seconds=${wait} ${JSON.stringify(extra)}: ` +
         (r ? `after ${(r.ms / 1000).toFixed(1)} s: ${r.text.slice(0, 160)}` : "no result"),
     );
     await Deno.remove(dir, { recursive: true });
