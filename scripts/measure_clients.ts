@@ -18,6 +18,11 @@ import { startFakeGemini } from "../tests/_helpers/fake_gemini.ts";
 import { startFakeOpenAI } from "../tests/_helpers/fake_openai.ts";
 import { serverCommand } from "../tests/_helpers/peer.ts";
 
+/** One result line on stdout. */
+function say(line: string): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+}
+
 const clients = await installClients();
 if (clients.unavailable) throw new Error(clients.unavailable);
 const what = Deno.args[0] ?? "size";
@@ -196,7 +201,7 @@ if (what === "size") {
       const got = results[1]?.text ?? "(no result)";
       const inline = got.includes(body);
       const bytes = new TextEncoder().encode(got).length;
-      console.log(
+      say(
         `${label} body ${chars} chars: result ${got.length} chars / ${bytes} bytes -> ` +
           (inline ? "inline" : `replaced: ${JSON.stringify(got.slice(0, 160))}`),
       );
@@ -222,7 +227,7 @@ if (what === "timeout") {
       { name: "mcp__agent-bus__sync", input: { topic_id: topicId, wait_seconds: wait } },
     ], env);
     const r = results[1];
-    console.log(
+    say(
       `wait_seconds=${wait} ${JSON.stringify(env)}: ` +
         (r
           ? `after ${(r.ms / 1000).toFixed(1)} s, error=${r.isError}: ${r.text.slice(0, 200)}`
@@ -249,7 +254,7 @@ if (what === "codex-size") {
       { name: "mcp__agent_bus/sync", input: { topic_id: topicId, wait_seconds: 0 } },
     ]);
     const got = results[1]?.text ?? "(no result)";
-    console.log(
+    say(
       `Codex, body ${chars} chars: output ${got.length} chars -> ` +
         (got.includes(body) ? "whole" : `cut: ${JSON.stringify(cutNote(got))}`),
     );
@@ -268,7 +273,7 @@ if (what === "codex-timeout") {
       { name: "mcp__agent_bus/sync", input: { topic_id: topicId, wait_seconds: wait } },
     ], toml);
     const r = results[1];
-    console.log(
+    say(
       `Codex wait_seconds=${wait} ${toml || "(no timeout set)"}: ` +
         (r ? `after ${(r.ms / 1000).toFixed(1)} s: ${r.text.slice(0, 160)}` : "no result"),
     );
@@ -287,7 +292,7 @@ if (what === "gemini-size") {
       { name: "mcp_agent-bus_sync", input: { topic_id: topicId, wait_seconds: 0 } },
     ]);
     const got = results[1]?.text ?? "(no result)";
-    console.log(
+    say(
       `Gemini CLI, body ${chars} chars: output ${got.length} chars -> ` +
         (got.includes(body) ? "whole" : `cut: ${JSON.stringify(cutNote(got))}`),
     );
@@ -306,7 +311,7 @@ if (what === "gemini-timeout") {
       { name: "mcp_agent-bus_sync", input: { topic_id: topicId, wait_seconds: wait } },
     ], extra);
     const r = results[1];
-    console.log(
+    say(
       `Gemini CLI wait_seconds=${wait} ${JSON.stringify(extra)}: ` +
         (r ? `after ${(r.ms / 1000).toFixed(1)} s: ${r.text.slice(0, 160)}` : "no result"),
     );

@@ -190,7 +190,7 @@ export class SearchEngine {
       ? undefined
       : await this.#semantic(query, args, pool, warnings);
     const useFts = args.mode !== "semantic" || semantic === undefined;
-    const ftsHits = useFts ? this.#fts(query, args, pool, markers) : [];
+    const ftsHits = useFts ? this.#fts(query, args, pool) : [];
 
     const candidates = new Map<string, Candidate>();
     for (const hit of ftsHits) candidates.set(hit.message_id, { message: hit, fts: hit });
@@ -256,12 +256,7 @@ export class SearchEngine {
     };
   }
 
-  #fts(
-    query: string,
-    args: SearchArgs,
-    limit: number,
-    markers: readonly [string, string],
-  ): FtsHit[] {
+  #fts(query: string, args: SearchArgs, limit: number): FtsHit[] {
     const expressions = toFtsExpressions(query);
     if (!expressions) return [];
     const run = (match: string): FtsHit[] =>

@@ -16,6 +16,10 @@
  * curl. Every request passes the Host/Origin/token guard first, and a body
  * is read only up to the size limit, so a refused request stores nothing.
  *
+ * Input bounds: the guard's checks are linear (see `guard.ts`); the route is
+ * one anchored match whose only quantifier stops at `/`; the cookie header
+ * is split once and a malformed `%`-escape in it is no token, not an error.
+ *
  * @module
  */
 
