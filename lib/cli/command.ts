@@ -10,8 +10,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { ConfigWarning, ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { type Bus, createBus } from "../bus/mod.ts";
-import { openStore } from "../store/mod.ts";
+import { openRuntime, type Runtime } from "../runtime.ts";
 
 /** Everything a command may use. */
 export interface CliContext {
@@ -109,20 +108,10 @@ export function choiceOption<const C extends readonly string[]>(
   return value;
 }
 
-/** Open the database for a command; dispose to close it. */
-export function openCliBus(ctx: CliContext): Bus & Disposable {
+/** Open the database for a command (no background indexing); dispose to close it. */
+export function openCliRuntime(ctx: CliContext): Runtime {
   for (const warning of ctx.configWarnings) ctx.log.warn(warning.message);
-  const store = openStore(ctx.config.dbPath, {
-    busyTimeoutMs: ctx.config.busyTimeoutMs,
-    log: ctx.log,
-  });
-  const bus = createBus({ store, config: ctx.config, log: ctx.log });
-  return Object.assign(bus, {
-    [Symbol.dispose]() {
-      bus.changes.close();
-      store.close();
-    },
-  });
+  return openRuntime(ctx.config, { log: ctx.log });
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * `serveStdio()`: the stdio MCP server, one per agent process.
  *
- * Opens the store, builds the bus, search engine and one MCP server, and
+ * Opens the runtime (store, bus, search engine), builds one MCP server, and
  * serves them on stdin/stdout until the client closes stdin or a signal
  * arrives; then it leaves the peer registry (peer-bus servers), closes the
  * database (which checkpoints the WAL) and returns.
@@ -10,13 +10,11 @@
  */
 
 import { PeerRegistration } from "../bus/mail.ts";
-import { createBus } from "../bus/mod.ts";
 import type { ConfigWarning, ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { ProfileName } from "../mcp/profiles.ts";
 import { createServer, type ServerOptions } from "../mcp/server.ts";
-import { SearchEngine } from "../search/mod.ts";
-import { openStore } from "../store/mod.ts";
+import { openRuntime } from "../runtime.ts";
 import { maxMessageBytes } from "./limits.ts";
 import { StdioTransport } from "./stdio_transport.ts";
 
@@ -36,10 +34,8 @@ export interface StdioOptions extends ServerOptions {
 export async function serveStdio(options: StdioOptions): Promise<void> {
   const { config, log } = options;
   for (const warning of options.configWarnings) log.warn(warning.message);
-  const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
-  const bus = createBus({ store, config, log });
-  const search = new SearchEngine({ store, config, log });
-  search.start();
+  const runtime = openRuntime(config, { log, indexing: true });
+  const { bus, search } = runtime;
   const registration = options.profile === "peerbus" && options.agent
     ? new PeerRegistration(bus, options.agent, config.peerLeaseSeconds)
     : undefined;
@@ -51,11 +47,10 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   const stop = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    bus.changes.close();
+    bus.changes.close(); // release waiting calls before the server closes
     await created.close().catch(() => {});
     await registration?.stop();
-    await search.close();
-    store.close();
+    await runtime.close();
     resolve();
   };
   transport.onclose = () => void stop();

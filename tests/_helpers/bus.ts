@@ -1,12 +1,12 @@
 /**
- * An in-process bus and search engine on a real SQLite file, for tests of
- * `lib/bus` and `lib/search` that do not need a server process.
+ * An in-process runtime (bus and search engine) on a real SQLite file, for
+ * tests of `lib/bus` and `lib/search` that do not need a server process.
  *
  * @module
  */
 
 import type { ChangeFeedOptions } from "../../lib/bus/changes.ts";
-import { type Bus, createBus } from "../../lib/bus/mod.ts";
+import type { Bus } from "../../lib/bus/mod.ts";
 import { joinTopic } from "../../lib/bus/names.ts";
 import { Session } from "../../lib/bus/session.ts";
 import { sync } from "../../lib/bus/sync.ts";
@@ -14,28 +14,30 @@ import { createTopic } from "../../lib/bus/topics.ts";
 import { type Env, loadConfig } from "../../lib/config.ts";
 import { createLogger } from "../../lib/log.ts";
 import { SearchEngine } from "../../lib/search/mod.ts";
-import { openStore } from "../../lib/store/mod.ts";
+import { openRuntime, type Runtime } from "../../lib/runtime.ts";
 
-/** A bus that closes its store when disposed. */
-export interface TestBus extends Bus, Disposable {}
+/** A bus whose runtime closes when disposed (`await using`). */
+export interface TestBus extends Bus, AsyncDisposable {
+  runtime: Runtime;
+}
 
-/** Open a bus on `dbPath` with config from `env` (and change-feed options, e.g. a test seam). */
+/**
+ * Open a runtime on `dbPath` with config from `env` (by default a closed
+ * embedding endpoint, so semantic search is unavailable) and change-feed
+ * options (e.g. a test seam), and return its bus.
+ */
 export function openTestBus(
   dbPath: string,
   env: Env = {},
   options: { changes?: ChangeFeedOptions } = {},
 ): TestBus {
-  const { config } = loadConfig({ ...env, AGENT_BUS_DB: dbPath });
-  const log = createLogger("error");
-  const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
-  const bus = createBus({ store, config, log, changes: options.changes });
-  return {
-    ...bus,
-    [Symbol.dispose]() {
-      bus.changes.close();
-      store.close();
-    },
-  };
+  const { config } = loadConfig({
+    AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9",
+    ...env,
+    AGENT_BUS_DB: dbPath,
+  });
+  const runtime = openRuntime(config, { log: createLogger("error"), changes: options.changes });
+  return { ...runtime.bus, runtime, [Symbol.asyncDispose]: () => runtime.close() };
 }
 
 /**

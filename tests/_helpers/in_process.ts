@@ -41,7 +41,7 @@ export async function connectInProcess(
       await client.close();
       await created.close();
       await search[Symbol.asyncDispose]();
-      bus[Symbol.dispose]();
+      await bus[Symbol.asyncDispose]();
     },
   };
 }

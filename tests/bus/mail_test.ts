@@ -15,7 +15,7 @@ import { tmpDir } from "../_helpers/tmp.ts";
 Deno.test("registeredPeers() drops a registration whose process on this host is gone", async () => {
   if (Deno.build.os !== "linux") return; // only Linux's /proc tells; elsewhere leases decide
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const host = Deno.hostname();
   const now = bus.now();
   await write(bus, () => {

@@ -19,7 +19,7 @@ function hasCode(code: string, pattern?: RegExp) {
 
 Deno.test("joinTopic() reserves a name and lets only its token reclaim it", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topic } = await createTopic(bus, { name: "t", mode: "new" });
   const first = await joinTopic(bus, new Session(), {
     agentName: " codex ",
@@ -61,7 +61,7 @@ Deno.test("joinTopic() reserves a name and lets only its token reclaim it", asyn
 
 Deno.test("joinTopic() in the same session needs no token to rejoin", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topic } = await createTopic(bus, { name: "t", mode: "new" });
   const session = new Session();
   const args = { agentName: "a", topicId: topic.topic_id, allowClosed: false };
@@ -72,7 +72,7 @@ Deno.test("joinTopic() in the same session needs no token to rejoin", async () =
 
 Deno.test("joinTopic() validates names and the topic selector", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topic } = await createTopic(bus, { name: "t", mode: "new" });
   const s = new Session();
   const base = { topicId: topic.topic_id, allowClosed: false };
@@ -115,7 +115,7 @@ Deno.test("joinTopic() validates names and the topic selector", async () => {
 Deno.test("joinTopic() does not mark presence; a legacy cursor's name is adopted", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
-  using bus = openTestBus(path);
+  await using bus = openTestBus(path);
   const { topic } = await createTopic(bus, { name: "t", mode: "new" });
   await joinTopic(bus, new Session(), {
     agentName: "a",

@@ -20,7 +20,7 @@ function hasCode(code: string, pattern?: RegExp) {
 Deno.test("topicPresence() lists peers that synced in the window, newest first", async () => {
   await using tmp = await tmpDir();
   let clock = 1000;
-  using base = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using base = openTestBus(`${tmp.path}/bus.sqlite`);
   const bus = { ...base, now: () => clock };
   const { topic } = await createTopic(bus, { name: "t", mode: "new" });
   const ids = [];
@@ -70,7 +70,7 @@ Deno.test("topicPresence() lists peers that synced in the window, newest first",
 
 Deno.test("cursorReset() replays history and bounds last_seq", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topic } = await createTopic(bus, { name: "t", mode: "new" });
   const a = new Session();
   const b = new Session();

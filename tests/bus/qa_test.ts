@@ -42,7 +42,7 @@ const answer = (questionId: string, extra: Record<string, unknown> = {}) => ({
 Deno.test("a question is created on a topic resolved by name and drained oldest first", async () => {
   await using tmp = await tmpDir();
   const { bus, topicId, askOne } = await setup(tmp.path);
-  using _ = bus;
+  await using _ = bus;
   assert.equal(resolveTopic(bus, { name: "pink", allowClosed: false }).topic_id, topicId);
   const first = await askOne("What does the store do?");
   const second = await askOne("Where are migrations?");
@@ -61,7 +61,7 @@ Deno.test("a question is created on a topic resolved by name and drained oldest 
 Deno.test("publish stores the payload JSON, answers only pending questions of the topic, and skips the rest", async () => {
   await using tmp = await tmpDir();
   const { bus, topicId, askOne } = await setup(tmp.path);
-  using _ = bus;
+  await using _ = bus;
   const q1 = await askOne("one");
   const q2 = await askOne("two");
   const { topic: other } = await createTopic(bus, { name: "other", mode: "new" });
@@ -121,7 +121,7 @@ Deno.test("publish stores the payload JSON, answers only pending questions of th
 Deno.test("lists over the soft limits are cut, with a warning naming the question and the counts", async () => {
   await using tmp = await tmpDir();
   const { bus, topicId, askOne } = await setup(tmp.path);
-  using _ = bus;
+  await using _ = bus;
   const q = await askOne("many");
   const followups = Array.from({ length: 7 }, (_, i) => `follow-up ${i + 1}`);
   const pointers = Array.from({ length: 12 }, (_, i) => `src/file${i}.ts`);
@@ -143,7 +143,7 @@ Deno.test("lists over the soft limits are cut, with a warning naming the questio
 Deno.test("cancel moves pending to cancelled once, keeps the first reason, refuses answered ones", async () => {
   await using tmp = await tmpDir();
   const { bus, topicId, askOne } = await setup(tmp.path);
-  using _ = bus;
+  await using _ = bus;
   const q = await askOne("never mind");
   const first = await cancelAsk(bus, {
     topicId,
@@ -203,7 +203,7 @@ Deno.test("cancel moves pending to cancelled once, keeps the first reason, refus
 Deno.test("a closed topic refuses new questions but lets the backlog be drained, answered and polled", async () => {
   await using tmp = await tmpDir();
   const { bus, topicId, askOne } = await setup(tmp.path);
-  using _ = bus;
+  await using _ = bus;
   const q = await askOne("before the close");
   await closeTopic(bus, { topicId, reason: "done" });
   await assert.rejects(askOne("after the close"), hasCode("TOPIC_CLOSED"));
@@ -229,7 +229,7 @@ Deno.test("a closed topic refuses new questions but lets the backlog be drained,
 Deno.test("a blank question is refused and nothing is stored", async () => {
   await using tmp = await tmpDir();
   const { bus, topicId } = await setup(tmp.path);
-  using _ = bus;
+  await using _ = bus;
   await assert.rejects(
     ask(bus, { topicId, question: "  \n", askedBy: "s", waitSeconds: 0 }),
     hasCode("INVALID_ARGUMENT"),
@@ -268,7 +268,7 @@ and provide a 3-5 bullet summary of what you learned.`,
 Deno.test("a waiting ask ends as cancelled when its question is withdrawn meanwhile", async () => {
   await using tmp = await tmpDir();
   const { bus, topicId } = await setup(tmp.path);
-  using _ = bus;
+  await using _ = bus;
   const waiting = ask(bus, { topicId, question: "slow one", askedBy: "s", waitSeconds: 30 });
   const { pending } = await drainQuestions(bus, { topicId, limit: 1, waitSeconds: 5 });
   await cancelAsk(bus, { topicId, questionId: pending[0]!.question_id, reason: "too slow" });

@@ -48,7 +48,7 @@ async function rejectsWith(promise: Promise<unknown>, code: string, pattern?: Re
 
 Deno.test("sync() assigns consecutive seqs in outbox order and hides own messages", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const sent = await sync(
     bus,
@@ -72,7 +72,7 @@ Deno.test("sync() assigns consecutive seqs in outbox order and hides own message
 
 Deno.test("sync() returns the stored message for a repeated client_message_id", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const first = await sync(
     bus,
@@ -103,7 +103,7 @@ Deno.test("sync() returns the stored message for a repeated client_message_id", 
 
 Deno.test("sync() checks reply_to exists in the same topic and stores nothing otherwise", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const other = await setup(bus, ["c"]);
   const q = await sync(bus, a!, args(topicId, { outbox: [{ content_markdown: "q?" }] }));
@@ -146,7 +146,7 @@ Deno.test("sync() checks reply_to exists in the same topic and stores nothing ot
 
 Deno.test("sync() pages with max_items and has_more", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const outbox = Array.from({ length: 25 }, (_, i) => ({ content_markdown: `m${i + 1}` }));
   await sync(bus, a!, args(topicId, { outbox }));
@@ -162,7 +162,7 @@ Deno.test("sync() keeps one batch within the result budget and flags has_more", 
   await using tmp = await tmpDir();
   // Each 400-character body costs 400 bytes plus 300 of overhead and its sender's name:
   // two fit in 1,500 bytes, three do not.
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`, {
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`, {
     AGENT_BUS_TOOL_RESULT_MAX_BYTES: "1500",
   });
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
@@ -183,7 +183,7 @@ Deno.test("sync() keeps one batch within the result budget and flags has_more", 
 
 Deno.test("sync() with auto_advance=false repeats a batch until ack_through", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   await sync(
     bus,
@@ -216,7 +216,7 @@ Deno.test("sync() with auto_advance=false repeats a batch until ack_through", as
 
 Deno.test("sync() refuses to send to a closed topic but still reads it", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   await sync(bus, a!, args(topicId, { outbox: [{ content_markdown: "last words" }] }));
   await closeTopic(bus, { topicId, reason: "done" });
@@ -230,7 +230,7 @@ Deno.test("sync() refuses to send to a closed topic but still reads it", async (
 
 Deno.test("sync() validates outbox items with indexed messages", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`, {
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`, {
     AGENT_BUS_MAX_MESSAGE_CHARS: "10",
     AGENT_BUS_MAX_OUTBOX: "2",
   });
@@ -266,7 +266,7 @@ Deno.test("sync() validates outbox items with indexed messages", async () => {
 Deno.test("sync() waits without writing and wakes on a commit from this process", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
-  using bus = openTestBus(path);
+  await using bus = openTestBus(path);
   const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
   const waiting = sync(bus, b!, args(topicId, { waitSeconds: 30 }));
   await until(() => bus.changes.waiting === 1, { what: "the call to wait" });
@@ -286,7 +286,7 @@ Deno.test("sync() waits without writing and wakes on a commit from this process"
 
 Deno.test("sync() times out with status timeout and stops at once when aborted", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topicId, peers: [, b] } = await setup(bus, ["a", "b"]);
   const timedOut = await sync(bus, b!, args(topicId, { waitSeconds: 1 }));
   assert.equal(timedOut.status, "timeout");
@@ -299,7 +299,7 @@ Deno.test("sync() times out with status timeout and stops at once when aborted",
 
 Deno.test("sync() caps wait_seconds at the configured maximum with a warning", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`, { AGENT_BUS_MAX_WAIT_SECONDS: "1" });
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`, { AGENT_BUS_MAX_WAIT_SECONDS: "1" });
   const { topicId, peers: [, b] } = await setup(bus, ["a", "b"]);
   const result = await sync(bus, b!, args(topicId, { waitSeconds: 100 }));
   assert.equal(result.status, "timeout");

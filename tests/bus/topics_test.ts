@@ -14,7 +14,7 @@ function hasCode(code: string) {
 
 Deno.test("createTopic() reuses the newest open topic of a name unless mode is new", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const first = await createTopic(bus, { name: "pink", mode: "reuse", metadata: { a: 1 } });
   const again = await createTopic(bus, { name: "  pink ", mode: "reuse", metadata: { b: 2 } });
   assert.equal(again.topic.topic_id, first.topic.topic_id);
@@ -28,7 +28,7 @@ Deno.test("createTopic() reuses the newest open topic of a name unless mode is n
 
 Deno.test("createTopic() names an unnamed topic after its id and rejects bad names", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topic } = await createTopic(bus, { mode: "reuse" });
   assert.equal(topic.name, `topic-${topic.topic_id}`);
   assert.match(topic.topic_id, /^[0-9a-f]{12}$/);
@@ -45,7 +45,7 @@ Deno.test("createTopic() names an unnamed topic after its id and rejects bad nam
 
 Deno.test("createTopic() in reuse mode makes one topic when many race", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const results = await Promise.all(
     Array.from({ length: 10 }, () => createTopic(bus, { name: "race", mode: "reuse" })),
   );
@@ -55,7 +55,7 @@ Deno.test("createTopic() in reuse mode makes one topic when many race", async ()
 Deno.test("listTopics() filters by status, newest first", async () => {
   await using tmp = await tmpDir();
   let clock = 1000;
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const timed = { ...bus, now: () => clock++ };
   const a = await createTopic(timed, { name: "a", mode: "new" });
   const b = await createTopic(timed, { name: "b", mode: "new" });
@@ -74,7 +74,7 @@ Deno.test("listTopics() filters by status, newest first", async () => {
 
 Deno.test("resolveTopic() needs allow_closed for a closed topic", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topic } = await createTopic(bus, { name: "done", mode: "new" });
   assert.equal(resolveTopic(bus, { name: "done", allowClosed: false }).topic_id, topic.topic_id);
   await closeTopic(bus, { topicId: topic.topic_id });
@@ -91,7 +91,7 @@ Deno.test("resolveTopic() needs allow_closed for a closed topic", async () => {
 
 Deno.test("closeTopic() is idempotent and keeps the first close", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   const { topic } = await createTopic(bus, { name: "x", mode: "new" });
   const first = await closeTopic(bus, { topicId: topic.topic_id, reason: "finished" });
   assert.equal(first.warnings.length, 0);

@@ -49,7 +49,7 @@ async function withWindow(
   const path = `${tmp.path}/bus.sqlite`;
   let pending: (() => Promise<unknown>) | undefined;
   let fired = false;
-  using waiter = openTestBus(path, {}, {
+  await using waiter = openTestBus(path, {}, {
     changes: {
       beforeWait: async () => {
         const commit = pending;
@@ -61,7 +61,7 @@ async function withWindow(
       },
     },
   });
-  using other = openTestBus(path);
+  await using other = openTestBus(path);
   await body({
     waiter,
     other,

@@ -16,7 +16,7 @@ function fts(engine: SearchEngine, more: Partial<SearchArgs>) {
 
 Deno.test("search finds words with stemming and marks hits", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await using engine = openTestSearch(bus);
   await seedTopic(bus, "alpha", [
     "The migration script is running slowly",
@@ -40,7 +40,7 @@ Deno.test("search finds words with stemming and marks hits", async () => {
 
 Deno.test("search falls back to any word, and skips common words in a question", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await using engine = openTestSearch(bus);
   await seedTopic(bus, "t", [
     "apples and pears",
@@ -60,7 +60,7 @@ Deno.test("search falls back to any word, and skips common words in a question",
 
 Deno.test("search finds code by its parts: camelCase, snake_case, paths, dotted names, versions", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await using engine = openTestSearch(bus);
   await seedTopic(bus, "code", [
     "Call getUserName() before parseHTTPResponse in the handler",
@@ -95,7 +95,7 @@ Deno.test("search finds code by its parts: camelCase, snake_case, paths, dotted 
 Deno.test("search filters by topic, sender, message type and time, and honours limit", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
-  using bus = openTestBus(path);
+  await using bus = openTestBus(path);
   await using engine = openTestSearch(bus);
   const one = await seedTopic(bus, "one", [
     "shared word",
@@ -121,7 +121,7 @@ Deno.test("search filters by topic, sender, message type and time, and honours l
 
 Deno.test("search never fails on hostile queries, only on a blank one", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await using engine = openTestSearch(bus);
   await seedTopic(bus, "t", ["foo-bar (baz) NOT near"]);
   const hostile = [
@@ -154,7 +154,7 @@ Deno.test("search never fails on hostile queries, only on a blank one", async ()
 Deno.test("messages inserted by another program get their code terms in the background", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
-  using bus = openTestBus(path);
+  await using bus = openTestBus(path);
   await using engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_AUTOINDEX: "0" });
   const topicId = await seedTopic(bus, "t", ["first"]);
   const raw = new DatabaseSync(path);

@@ -34,7 +34,7 @@ async function indexedScene(api?: "openai") {
     engine,
     async [Symbol.asyncDispose]() {
       await engine[Symbol.asyncDispose]();
-      bus[Symbol.dispose]();
+      await bus[Symbol.asyncDispose]();
       await embed[Symbol.asyncDispose]();
       await tmp[Symbol.asyncDispose]();
     },
@@ -83,7 +83,7 @@ Deno.test("semantic mode returns nothing for a query that means nothing here", a
 Deno.test("with the endpoint down, search falls back to full text, then recovers by itself", async () => {
   await using tmp = await tmpDir();
   const embed = startFakeEmbedServer();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await using engine = openTestSearch(bus, {
     AGENT_BUS_EMBEDDINGS_URL: embed.url,
     AGENT_BUS_EMBEDDINGS_RETRY_SECONDS: "1",
@@ -129,7 +129,7 @@ Deno.test("changing the model re-indexes every message for it", async () => {
   await using tmp = await tmpDir();
   await using embed = startFakeEmbedServer();
   const path = `${tmp.path}/bus.sqlite`;
-  using bus = openTestBus(path);
+  await using bus = openTestBus(path);
   {
     await using first = openTestSearch(bus, {
       AGENT_BUS_EMBEDDINGS_URL: embed.url,

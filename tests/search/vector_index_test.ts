@@ -93,7 +93,7 @@ Deno.test("VectorIndex returns the best chunk per message above the bar, filtere
 Deno.test("VectorIndex.refresh loads new vectors and reloads after a deletion", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
-  using bus = openTestBus(path);
+  await using bus = openTestBus(path);
   const topicId = await seedTopic(bus, "t", ["one", "two"]);
   const ids = bus.store.read(() =>
     bus.store.stmt("SELECT message_id FROM messages ORDER BY seq").all() as { message_id: string }[]

@@ -56,7 +56,7 @@ Deno.test("bearerToken() reads the scheme case-insensitively and nothing else", 
 
 Deno.test("a malformed token cookie on the console is 401, not 500", async () => {
   await using tmp = await tmpDir();
-  using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
   await using search = openTestSearch(bus);
   const handler = createHttpHandler({
     deps: { bus, search },

@@ -7,13 +7,12 @@
  */
 
 import { databaseCounts } from "../../bus/admin.ts";
-import { readMigrationState, wipeDatabase } from "../../store/mod.ts";
-import { SearchEngine } from "../../search/mod.ts";
+import { readMigrationState, wipeDatabase } from "../../runtime.ts";
 import {
   type CliContext,
   type Command,
   defineCommand,
-  openCliBus,
+  openCliRuntime,
   UsageError,
 } from "../command.ts";
 import { bytes, err, out, outJson } from "../format.ts";
@@ -44,11 +43,14 @@ export const dbCommand: Command = defineCommand({
     if (positionals.length !== 1) throw new UsageError("db needs one command");
     switch (positionals[0]) {
       case "stats":
-        return stats(ctx, values.json ?? false);
+        return await stats(ctx, values.json ?? false);
       case "vacuum":
-        return vacuum(ctx);
+        return await vacuum(ctx);
       case "migrate":
-        return migrate(ctx, { dryRun: values["dry-run"] ?? false, json: values.json ?? false });
+        return await migrate(ctx, {
+          dryRun: values["dry-run"] ?? false,
+          json: values.json ?? false,
+        });
       case "reindex":
         return await reindex(ctx);
       case "wipe":
@@ -67,11 +69,11 @@ function fileSize(path: string): number {
   }
 }
 
-function stats(ctx: CliContext, json: boolean): number {
+async function stats(ctx: CliContext, json: boolean): Promise<number> {
   const path = ctx.config.dbPath;
-  using bus = openCliBus(ctx);
+  await using runtime = openCliRuntime(ctx);
+  const { bus, search } = runtime;
   const counts = databaseCounts(bus);
-  const search = new SearchEngine({ store: bus.store, config: ctx.config, log: ctx.log });
   search.indexer.refreshCounts();
   const index = search.status();
   const files = {
@@ -112,10 +114,11 @@ function stats(ctx: CliContext, json: boolean): number {
   return 0;
 }
 
-function vacuum(ctx: CliContext): number {
+async function vacuum(ctx: CliContext): Promise<number> {
   const path = ctx.config.dbPath;
   const before = fileSize(path) + fileSize(`${path}-wal`);
-  using bus = openCliBus(ctx);
+  await using runtime = openCliRuntime(ctx);
+  const { bus } = runtime;
   const progress = startProgress("Vacuuming");
   try {
     bus.store.vacuum();
@@ -127,7 +130,10 @@ function vacuum(ctx: CliContext): number {
   return 0;
 }
 
-function migrate(ctx: CliContext, options: { dryRun: boolean; json: boolean }): number {
+async function migrate(
+  ctx: CliContext,
+  options: { dryRun: boolean; json: boolean },
+): Promise<number> {
   const path = ctx.config.dbPath;
   const before = readMigrationState(path);
   if (before?.kind === "mismatch") {
@@ -139,7 +145,7 @@ function migrate(ctx: CliContext, options: { dryRun: boolean; json: boolean }): 
   }
   const pending = before?.pending ?? [];
   if (!options.dryRun) {
-    using _ = openCliBus(ctx); // opening applies every pending migration in one transaction
+    await using _ = openCliRuntime(ctx); // opening applies every pending migration in one transaction
   }
   const after = options.dryRun ? before : readMigrationState(path);
   if (options.json) {
@@ -164,8 +170,8 @@ function migrate(ctx: CliContext, options: { dryRun: boolean; json: boolean }): 
 }
 
 async function reindex(ctx: CliContext): Promise<number> {
-  using bus = openCliBus(ctx);
-  const search = new SearchEngine({ store: bus.store, config: ctx.config, log: ctx.log });
+  await using runtime = openCliRuntime(ctx);
+  const { search } = runtime;
   search.indexer.refreshCounts();
   const start = search.status();
   const progress = startProgress(`Indexing for ${start.model}`, start.backlog);
@@ -176,7 +182,6 @@ async function reindex(ctx: CliContext): Promise<number> {
     }
   } finally {
     progress.finish();
-    await search.close();
   }
   search.indexer.refreshCounts();
   const end = search.status();

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { inspectDatabaseFile, sqliteFeatures } from "../../store/inspect.ts";
+import { inspectDatabaseFile, sqliteFeatures } from "../../runtime.ts";
 import { EmbeddingsClient } from "../../search/embeddings.ts";
 import { loadConfig } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";

@@ -14,7 +14,7 @@ import {
   type Command,
   defineCommand,
   intOption,
-  openCliBus,
+  openCliRuntime,
   UsageError,
   userPath,
 } from "../command.ts";
@@ -42,7 +42,8 @@ export const exportCommand: Command = defineCommand({
     if (positionals.length !== 1) throw new UsageError("export needs one TOPIC");
     const format = choiceOption(values.format, "format", ["markdown", "json"] as const, "markdown");
     const afterSeq = intOption(values["after-seq"], "after-seq", 0);
-    using bus = openCliBus(ctx);
+    await using runtime = openCliRuntime(ctx);
+    const { bus } = runtime;
     const topic = findTopic(bus, positionals[0]!);
     const total = Math.max(0, topicSummary(bus, topic.topic_id).last_seq - afterSeq);
     const progress = startProgress(`Exporting "${topic.name}"`, total);

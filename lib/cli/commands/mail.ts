@@ -7,7 +7,7 @@
  */
 
 import { drainMail, mailboxes, peekMailbox, registeredPeers, sendMail } from "../../bus/mail.ts";
-import { type Command, defineCommand, intOption, openCliBus, UsageError } from "../command.ts";
+import { type Command, defineCommand, intOption, openCliRuntime, UsageError } from "../command.ts";
 import { ago, createStyle, out, outJson, table } from "../format.ts";
 
 const USAGE = `Usage: agent-bus mail <command> [options]
@@ -34,7 +34,8 @@ export const mailCommand: Command = defineCommand({
   },
   async run({ values, positionals }, ctx) {
     const [sub, ...rest] = positionals;
-    using bus = openCliBus(ctx);
+    await using runtime = openCliRuntime(ctx);
+    const { bus } = runtime;
     const style = createStyle({ noColor: ctx.config.noColor });
     switch (sub) {
       case "send": {

@@ -7,7 +7,7 @@
 
 import { findTopic } from "../../bus/admin.ts";
 import { postAs } from "../../bus/sync.ts";
-import { type Command, defineCommand, openCliBus, UsageError } from "../command.ts";
+import { type Command, defineCommand, openCliRuntime, UsageError } from "../command.ts";
 import { out, outJson } from "../format.ts";
 
 const USAGE = `Usage: agent-bus post TOPIC TEXT [options]
@@ -38,7 +38,8 @@ export const postCommand: Command = defineCommand({
     const [ref, text] = positionals as [string, string];
     const body = text === "-" ? await new Response(Deno.stdin.readable).text() : text;
     if (body.trim() === "") throw new UsageError("the message is empty");
-    using bus = openCliBus(ctx);
+    await using runtime = openCliRuntime(ctx);
+    const { bus } = runtime;
     const topic = findTopic(bus, ref);
     const [sent] = await postAs(bus, {
       topicId: topic.topic_id,

@@ -6,13 +6,12 @@
  */
 
 import { findTopic } from "../../bus/admin.ts";
-import { SearchEngine } from "../../search/mod.ts";
 import {
   choiceOption,
   type Command,
   defineCommand,
   intOption,
-  openCliBus,
+  openCliRuntime,
   UsageError,
 } from "../command.ts";
 import { createStyle, err, localTime, out, outJson } from "../format.ts";
@@ -38,44 +37,40 @@ export const searchCommand: Command = defineCommand({
   },
   async run({ values, positionals }, ctx) {
     if (positionals.length === 0) throw new UsageError("search needs a QUERY");
-    using bus = openCliBus(ctx);
+    await using runtime = openCliRuntime(ctx);
+    const { bus, search } = runtime;
     const style = createStyle({ noColor: ctx.config.noColor });
-    const engine = new SearchEngine({ store: bus.store, config: ctx.config, log: ctx.log });
-    try {
-      const result = await engine.search({
-        query: positionals.join(" "),
-        mode: choiceOption(values.mode, "mode", ["hybrid", "fts", "semantic"] as const, "hybrid"),
-        limit: intOption(values.limit, "limit", 20, 1),
-        topicId: values.topic ? findTopic(bus, values.topic).topic_id : undefined,
-        sender: values.sender,
-        includeContent: false,
-      }, { highlight: style.enabled ? ["\x1b[1;33m", "\x1b[0m"] : ["«", "»"] });
-      if (values.json) {
-        outJson(result);
-        return 0;
-      }
-      for (const warning of result.warnings) {
-        err(style.yellow(`note: ${warning.message ?? warning.code}`));
-      }
-      if (result.results.length === 0) {
-        out("No matches.");
-        return 0;
-      }
-      for (const hit of result.results) {
-        const score = hit.score !== undefined
-          ? `score ${hit.score.toFixed(3)}`
-          : hit.semantic_score != null
-          ? `similarity ${hit.semantic_score.toFixed(3)}`
-          : `rank ${(hit.rank ?? hit.fts_rank)?.toFixed(2) ?? "-"}`;
-        out(
-          `${style.bold(hit.topic_name ?? hit.topic_id)} #${hit.seq} ${style.byName(hit.sender)} ` +
-            style.dim(`${localTime(hit.created_at)} · ${score} · ${hit.message_id}`),
-        );
-        out(`    ${hit.snippet.replace(/\s+/g, " ").trim()}`);
-      }
+    const result = await search.search({
+      query: positionals.join(" "),
+      mode: choiceOption(values.mode, "mode", ["hybrid", "fts", "semantic"] as const, "hybrid"),
+      limit: intOption(values.limit, "limit", 20, 1),
+      topicId: values.topic ? findTopic(bus, values.topic).topic_id : undefined,
+      sender: values.sender,
+      includeContent: false,
+    }, { highlight: style.enabled ? ["\x1b[1;33m", "\x1b[0m"] : ["«", "»"] });
+    if (values.json) {
+      outJson(result);
       return 0;
-    } finally {
-      await engine.close();
     }
+    for (const warning of result.warnings) {
+      err(style.yellow(`note: ${warning.message ?? warning.code}`));
+    }
+    if (result.results.length === 0) {
+      out("No matches.");
+      return 0;
+    }
+    for (const hit of result.results) {
+      const score = hit.score !== undefined
+        ? `score ${hit.score.toFixed(3)}`
+        : hit.semantic_score != null
+        ? `similarity ${hit.semantic_score.toFixed(3)}`
+        : `rank ${(hit.rank ?? hit.fts_rank)?.toFixed(2) ?? "-"}`;
+      out(
+        `${style.bold(hit.topic_name ?? hit.topic_id)} #${hit.seq} ${style.byName(hit.sender)} ` +
+          style.dim(`${localTime(hit.created_at)} · ${score} · ${hit.message_id}`),
+      );
+      out(`    ${hit.snippet.replace(/\s+/g, " ").trim()}`);
+    }
+    return 0;
   },
 });

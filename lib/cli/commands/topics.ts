@@ -22,7 +22,7 @@ import {
   type Command,
   defineCommand,
   intOption,
-  openCliBus,
+  openCliRuntime,
   UsageError,
 } from "../command.ts";
 import { ago, createStyle, out, outJson, table } from "../format.ts";
@@ -67,13 +67,13 @@ export const topicsCommand: Command = defineCommand({
     };
     switch (sub) {
       case "list":
-        return list(ctx, {
+        return await list(ctx, {
           status: choiceOption(values.status, "status", ["open", "closed", "all"] as const, "open"),
           limit: intOption(values.limit, "limit", 200, 1),
           json,
         });
       case "show":
-        return show(
+        return await show(
           ctx,
           needArgs(1, "a TOPIC")[0]!,
           intOption(values.messages, "messages", 10),
@@ -81,7 +81,8 @@ export const topicsCommand: Command = defineCommand({
         );
       case "create": {
         const [name] = needArgs(1, "a NAME");
-        using bus = openCliBus(ctx);
+        await using runtime = openCliRuntime(ctx);
+        const { bus } = runtime;
         const { topic, reused } = await createTopic(bus, {
           name,
           mode: values.new ? "new" : "reuse",
@@ -91,7 +92,8 @@ export const topicsCommand: Command = defineCommand({
         return 0;
       }
       case "close": {
-        using bus = openCliBus(ctx);
+        await using runtime = openCliRuntime(ctx);
+        const { bus } = runtime;
         const topic = findTopic(bus, needArgs(1, "a TOPIC")[0]!);
         const { topic: closed, warnings } = await closeTopic(bus, {
           topicId: topic.topic_id,
@@ -107,7 +109,8 @@ export const topicsCommand: Command = defineCommand({
       }
       case "rename": {
         const [ref, name] = needArgs(2, "a TOPIC and a NEW_NAME");
-        using bus = openCliBus(ctx);
+        await using runtime = openCliRuntime(ctx);
+        const { bus } = runtime;
         const { topic, previous, changed } = await renameTopic(
           bus,
           findTopic(bus, ref!).topic_id,
@@ -128,7 +131,8 @@ export const topicsCommand: Command = defineCommand({
             "topics delete removes the topic and all its messages; add --yes to confirm",
           );
         }
-        using bus = openCliBus(ctx);
+        await using runtime = openCliRuntime(ctx);
+        const { bus } = runtime;
         const topic = findTopic(bus, ref!);
         const deleted = await deleteTopic(bus, topic.topic_id);
         if (json) outJson({ topic_id: topic.topic_id, name: topic.name, deleted });
@@ -141,7 +145,7 @@ export const topicsCommand: Command = defineCommand({
         return 0;
       }
       case "presence":
-        return presence(
+        return await presence(
           ctx,
           needArgs(1, "a TOPIC")[0]!,
           intOption(values.window, "window", PRESENCE_WINDOW_SECONDS, 1),
@@ -155,11 +159,12 @@ export const topicsCommand: Command = defineCommand({
   },
 });
 
-function list(
+async function list(
   ctx: CliContext,
   options: { status: "open" | "closed" | "all"; limit: number; json: boolean },
-): number {
-  using bus = openCliBus(ctx);
+): Promise<number> {
+  await using runtime = openCliRuntime(ctx);
+  const { bus } = runtime;
   const topics = topicSummaries(bus, {
     status: options.status,
     limit: Math.min(options.limit, MAX_TOPIC_LIST),
@@ -187,8 +192,14 @@ function list(
   return 0;
 }
 
-function show(ctx: CliContext, ref: string, count: number, json: boolean): number {
-  using bus = openCliBus(ctx);
+async function show(
+  ctx: CliContext,
+  ref: string,
+  count: number,
+  json: boolean,
+): Promise<number> {
+  await using runtime = openCliRuntime(ctx);
+  const { bus } = runtime;
   const summary = topicSummary(bus, findTopic(bus, ref).topic_id);
   const present = topicPresence(bus, {
     topicId: summary.topic_id,
@@ -222,8 +233,14 @@ function show(ctx: CliContext, ref: string, count: number, json: boolean): numbe
   return 0;
 }
 
-function presence(ctx: CliContext, ref: string, windowSeconds: number, json: boolean): number {
-  using bus = openCliBus(ctx);
+async function presence(
+  ctx: CliContext,
+  ref: string,
+  windowSeconds: number,
+  json: boolean,
+): Promise<number> {
+  await using runtime = openCliRuntime(ctx);
+  const { bus } = runtime;
   const result = topicPresence(bus, {
     topicId: findTopic(bus, ref).topic_id,
     windowSeconds,

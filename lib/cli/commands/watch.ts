@@ -12,7 +12,7 @@ import { findTopic, latestMessages, topicSummary } from "../../bus/admin.ts";
 import { followTopic } from "../../bus/follow.ts";
 import type { Message } from "../../bus/messages.ts";
 import { BusError } from "../../errors.ts";
-import { type Command, defineCommand, intOption, openCliBus, UsageError } from "../command.ts";
+import { type Command, defineCommand, intOption, openCliRuntime, UsageError } from "../command.ts";
 import { createStyle, err, out } from "../format.ts";
 import { renderMessageLines } from "../render.ts";
 
@@ -40,7 +40,8 @@ export const watchCommand: Command = defineCommand({
     if (values.from !== undefined && values.last !== undefined) {
       throw new UsageError("give --from or --last, not both");
     }
-    using bus = openCliBus(ctx);
+    await using runtime = openCliRuntime(ctx);
+    const { bus } = runtime;
     const topic = findTopic(bus, positionals[0]!);
     const style = createStyle({ noColor: ctx.config.noColor });
     const print = (message: Message) =>

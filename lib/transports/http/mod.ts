@@ -10,12 +10,10 @@
  * @module
  */
 
-import { createBus } from "../../bus/mod.ts";
 import { type ConfigWarning, DEFAULTS, type ResolvedConfig } from "../../config.ts";
 import { BusError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import { SearchEngine } from "../../search/mod.ts";
-import { openStore } from "../../store/mod.ts";
+import { openRuntime } from "../../runtime.ts";
 import { maxMessageBytes } from "../limits.ts";
 import { guardPolicy, isLoopback } from "./guard.ts";
 import { createHttpHandler } from "./handler.ts";
@@ -51,10 +49,8 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     );
   }
   for (const warning of options.configWarnings) log.warn(warning.message);
-  const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
-  const bus = createBus({ store, config, log });
-  const search = new SearchEngine({ store, config, log });
-  search.start();
+  const runtime = openRuntime(config, { log, indexing: true });
+  const { bus, search } = runtime;
   const handler = createHttpHandler({
     deps: { bus, search },
     policy: guardPolicy(hostname, config.http),
@@ -89,8 +85,6 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   } finally {
     for (const signal of signals) Deno.removeSignalListener(signal, stop);
     options.signal?.removeEventListener("abort", stop);
-    bus.changes.close();
-    await search.close();
-    store.close();
+    await runtime.close();
   }
 }
