@@ -27,7 +27,19 @@ export type ErrorCode =
   /** The database file cannot be opened, read or written (permissions, missing disk, not SQLite). */
   | "DB_UNAVAILABLE"
   /** A bug on our side; details go to the log, not to the client. */
-  | "INTERNAL_ERROR";
+  | "INTERNAL_ERROR"
+  /** HTTP only: no such route. */
+  | "NOT_FOUND"
+  /** HTTP only: a bearer token is required and was missing or wrong. */
+  | "UNAUTHORIZED"
+  /** HTTP only: the Host or Origin is not allowed. */
+  | "FORBIDDEN"
+  /** HTTP only: the route exists, not with this method. */
+  | "METHOD_NOT_ALLOWED"
+  /** HTTP only: a body that is not `application/json`. */
+  | "UNSUPPORTED_MEDIA_TYPE"
+  /** HTTP only: a body larger than the largest legitimate request. */
+  | "PAYLOAD_TOO_LARGE";
 
 /** A domain error with a stable code; `context` is merged into the tool's structured output. */
 export class BusError extends Error {
@@ -65,6 +77,12 @@ export function invalidArgument(message: string): BusError {
 
 const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   INVALID_ARGUMENT: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   TOPIC_NOT_FOUND: 404,
   QUESTION_NOT_FOUND: 404,
   TOPIC_CLOSED: 409,

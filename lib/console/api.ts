@@ -23,7 +23,8 @@ import { closeTopic, createTopic, MAX_TOPIC_LIST } from "../bus/topics.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { MAX_SEARCH_LIMIT } from "../search/mod.ts";
 import { openApiDocument } from "./openapi.ts";
-import { ApiError, json, Query, readJsonObject, stringField } from "./respond.ts";
+import { BusError, invalidArgument } from "../errors.ts";
+import { json, Query, readJsonObject, stringField } from "./respond.ts";
 
 /** What the API works on. */
 export interface ApiDeps {
@@ -75,7 +76,7 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
       const afterSeq = query.int("after_seq", { min: 0, max: Number.MAX_SAFE_INTEGER });
       const beforeSeq = query.int("before_seq", { min: 1, max: Number.MAX_SAFE_INTEGER });
       if (afterSeq !== undefined && beforeSeq !== undefined) {
-        throw new ApiError(400, "INVALID_ARGUMENT", "Give after_seq or before_seq, not both");
+        throw invalidArgument("Give after_seq or before_seq, not both");
       }
       const limit = query.int("limit", { min: 1, max: MAX_PAGE, fallback: 100 });
       return json({ topic_id: id, ...messagesPage(bus, id!, { afterSeq, beforeSeq, limit }) });
@@ -84,7 +85,7 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
       const body = await readJsonObject(request, deps.maxBodyBytes);
       const content = stringField(body, "content_markdown");
       if (content === undefined) {
-        throw new ApiError(400, "INVALID_ARGUMENT", "content_markdown is required");
+        throw invalidArgument("content_markdown is required");
       }
       const [posted] = await postAs(bus, {
         topicId: id!,
@@ -132,7 +133,7 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
     ["GET", /^\/api\/search$/, async (_, url) => {
       const query = new Query(url);
       const q = query.string("q", 10_000);
-      if (q === undefined) throw new ApiError(400, "INVALID_ARGUMENT", "q is required");
+      if (q === undefined) throw invalidArgument("q is required");
       return json(
         await search.search({
           query: q,
@@ -155,8 +156,8 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
       if (method !== request.method) continue;
       return await handler(request, url, match.slice(1).map(decodePathPart));
     }
-    if (known) throw new ApiError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
-    throw new ApiError(404, "NOT_FOUND", `No API route ${url.pathname}; see /api/openapi.json`);
+    if (known) throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+    throw new BusError("NOT_FOUND", `No API route ${url.pathname}; see /api/openapi.json`);
   };
 }
 
@@ -165,7 +166,7 @@ function decodePathPart(part: string): string {
   try {
     return decodeURIComponent(part);
   } catch {
-    throw new ApiError(400, "INVALID_ARGUMENT", `Malformed percent-encoding in "${part}"`);
+    throw invalidArgument(`Malformed percent-encoding in "${part}"`);
   }
 }
 

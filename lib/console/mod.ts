@@ -15,7 +15,7 @@ import type { SearchEngine } from "../search/mod.ts";
 import { createApi } from "./api.ts";
 import { assetResponse, isAsset } from "./assets.ts";
 import { eventStream } from "./events.ts";
-import { ApiError, errorResponse, Query } from "./respond.ts";
+import { errorResponse, Query } from "./respond.ts";
 
 /** What the console needs. */
 export interface ConsoleOptions {
@@ -65,7 +65,7 @@ export function createConsole(options: ConsoleOptions): WebConsole {
     try {
       if (url.pathname === "/api/events") {
         if (request.method !== "GET") {
-          throw new ApiError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+          throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
         }
         const query = new Query(url);
         const header = request.headers.get("last-event-id");
@@ -81,11 +81,11 @@ export function createConsole(options: ConsoleOptions): WebConsole {
       }
       if (url.pathname.startsWith("/api/")) return await api(request, url);
       if (request.method !== "GET" && request.method !== "HEAD") {
-        throw new ApiError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+        throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
       }
       return await assetResponse(url.pathname, SECURITY_HEADERS);
     } catch (error) {
-      if (!(error instanceof ApiError) && !(error instanceof BusError)) {
+      if (!(error instanceof BusError)) {
         options.bus.log.error("console request failed", { error: String(error) });
       }
       return errorResponse(error);

@@ -6,25 +6,7 @@
  * @module
  */
 
-import { BusError, type ErrorCode, httpStatusOf } from "../errors.ts";
-
-/** Error codes of the HTTP layer itself, besides the tools' codes. */
-export type ApiErrorCode =
-  | ErrorCode
-  | "NOT_FOUND"
-  | "UNAUTHORIZED"
-  | "FORBIDDEN"
-  | "METHOD_NOT_ALLOWED"
-  | "UNSUPPORTED_MEDIA_TYPE"
-  | "PAYLOAD_TOO_LARGE";
-
-/** A refusal with its HTTP status. */
-export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: ApiErrorCode, message: string) {
-    super(message);
-    this.name = "ApiError";
-  }
-}
+import { BusError, httpStatusOf, invalidArgument } from "../errors.ts";
 
 const NO_STORE = { "cache-control": "no-store" };
 
@@ -36,16 +18,23 @@ export function json(body: unknown, status = 200, headers: HeadersInit = {}): Re
   });
 }
 
-/** The JSON error response for anything a route threw. */
+/**
+ * The REST wire format of an error, for anything a route threw: `{error:
+ * {code, message}, ...context}` with the code's HTTP status (the one mapper
+ * of this wire format; MCP routes answer JSON-RPC errors instead).
+ */
 export function errorResponse(error: unknown): Response {
-  if (error instanceof ApiError) {
-    const allow: HeadersInit = error.status === 405 ? { allow: "GET, POST" } : {};
-    return json({ error: { code: error.code, message: error.message } }, error.status, allow);
-  }
   if (error instanceof BusError) {
+    const status = httpStatusOf(error.code);
+    const headers: HeadersInit = status === 405
+      ? { allow: "GET, POST" }
+      : status === 401
+      ? { "www-authenticate": "Bearer" }
+      : {};
     return json(
       { error: { code: error.code, message: error.message }, ...error.context },
-      httpStatusOf(error.code),
+      status,
+      headers,
     );
   }
   return json({ error: { code: "INTERNAL_ERROR", message: "Internal error" } }, 500);
@@ -99,7 +88,7 @@ export async function readJsonObject(
 ): Promise<Record<string, unknown>> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(type)) {
-    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json");
+    throw new BusError("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json");
   }
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > maxBytes) throw tooLarge(maxBytes);
@@ -128,12 +117,10 @@ export function stringField(
   return value;
 }
 
-function bad(message: string): BusError {
-  return new BusError("INVALID_ARGUMENT", message);
-}
+const bad = invalidArgument;
 
-function tooLarge(maxBytes: number): ApiError {
-  return new ApiError(413, "PAYLOAD_TOO_LARGE", `The body is larger than ${maxBytes} bytes`);
+function tooLarge(maxBytes: number): BusError {
+  return new BusError("PAYLOAD_TOO_LARGE", `The body is larger than ${maxBytes} bytes`);
 }
 
 /** A request's body, or undefined once it grows past `maxBytes` (counted as it streams). */

@@ -28,12 +28,12 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type CallToolResult, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { cleanMailAgent } from "../../bus/mail.ts";
-import { type ErrorCode, httpStatusOf } from "../../errors.ts";
+import { BusError, type ErrorCode, httpStatusOf } from "../../errors.ts";
 import type { ProfileName } from "../../mcp/profiles.ts";
 import { createServer, type ServerDeps } from "../../mcp/server.ts";
 import { createToolRunner } from "../../mcp/tool_runner.ts";
 import { createConsole, type WebConsole } from "../../console/mod.ts";
-import { readCappedBody } from "../../console/respond.ts";
+import { errorResponse, readCappedBody } from "../../console/respond.ts";
 import { checkRequest, type GuardPolicy, timingSafeEqual } from "./guard.ts";
 import { SessionRegistry } from "./sessions.ts";
 
@@ -128,15 +128,12 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       fromQuery,
     ]);
     if (!verdict.ok) {
-      const status = verdict.status;
-      const code = status === 401 ? "UNAUTHORIZED" : "FORBIDDEN";
-      const message = status === 401 && url.pathname === "/"
+      const message = verdict.status === 401 && url.pathname === "/"
         ? `${verdict.message}: open this page as /?token=<AGENT_BUS_HTTP_TOKEN>`
         : verdict.message;
-      return Response.json({ error: { code, message } }, {
-        status,
-        headers: status === 401 ? { "www-authenticate": "Bearer" } : {},
-      });
+      return errorResponse(
+        new BusError(verdict.status === 401 ? "UNAUTHORIZED" : "FORBIDDEN", message),
+      );
     }
     const token = options.policy.token;
     if (fromQuery !== null && token !== undefined) {
