@@ -164,13 +164,18 @@ interface IntSpec {
  * Resolve the configuration from environment variables.
  *
  * @param env the environment, usually `Deno.env.toObject()`
+ * @param options `cwd`: the directory a relative database path is resolved against (the entry
+ *   point passes the process's; without it a relative path is taken as it is)
  * @returns the resolved config and one warning per unusable value
  */
-export function loadConfig(env: Env): { config: ResolvedConfig; warnings: ConfigWarning[] } {
+export function loadConfig(
+  env: Env,
+  options: { cwd?: string } = {},
+): { config: ResolvedConfig; warnings: ConfigWarning[] } {
   const warnings: ConfigWarning[] = [];
   const int = (spec: IntSpec): number => readInt(env, spec, warnings);
   const config: ResolvedConfig = {
-    dbPath: resolveDbPath(env, warnings),
+    dbPath: resolveDbPath(env, options.cwd, warnings),
     maxOutbox: int({
       variable: "AGENT_BUS_MAX_OUTBOX",
       fallback: DEFAULTS.maxOutbox,
@@ -296,7 +301,7 @@ export function homeDir(env: Env): string | undefined {
   return env.HOME || env.USERPROFILE || undefined;
 }
 
-function resolveDbPath(env: Env, warnings: ConfigWarning[]): string {
+function resolveDbPath(env: Env, cwd: string | undefined, warnings: ConfigWarning[]): string {
   const raw = env.AGENT_BUS_DB?.trim() || DEFAULT_DB_PATH;
   if (raw === ":memory:") return raw;
   let path = raw;
@@ -322,7 +327,7 @@ function resolveDbPath(env: Env, warnings: ConfigWarning[]): string {
           `Relative database path "${raw}" depends on the working directory of each client; use an absolute path`,
       });
     }
-    path = `${Deno.cwd()}/${path}`;
+    if (cwd !== undefined) path = `${cwd}/${path}`;
   }
   return path;
 }

@@ -177,7 +177,7 @@ async function runGemini(
 }
 
 async function topicWith(dbPath: string, bodies: string[]): Promise<string> {
-  using bus = openTestBus(dbPath);
+  await using bus = openTestBus(dbPath);
   if (bodies.length === 0) {
     return (await createTopic(bus, { name: "t", mode: "new" })).topic.topic_id;
   }

@@ -19,16 +19,6 @@ export function newToken(): string {
   return randomHex(16);
 }
 
-/** Compare two secrets in time that does not depend on where they differ. */
-export function sameSecret(a: string, b: string): boolean {
-  const encoder = new TextEncoder();
-  const x = encoder.encode(a);
-  const y = encoder.encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
-}
-
 function randomHex(bytes: number): string {
   const buffer = crypto.getRandomValues(new Uint8Array(bytes));
   return Array.from(buffer, (b) => b.toString(16).padStart(2, "0")).join("");

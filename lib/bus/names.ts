@@ -18,7 +18,8 @@ import {
   reservedNames,
   touchReservation,
 } from "../store/names.ts";
-import { newToken, sameSecret } from "./ids.ts";
+import { timingSafeEqual } from "../strings.ts";
+import { newToken } from "./ids.ts";
 import { type Bus, write } from "./mod.ts";
 import type { Session } from "./session.ts";
 import { findByName, MAX_TOPIC_NAME_CHARS, requireTopic, toTopic } from "./topics.ts";
@@ -105,7 +106,7 @@ export async function joinTopic(bus: Bus, session: Session, args: JoinArgs): Pro
         last_claimed_at: now,
       });
       reclaimed = hasCursor(bus.store, topic.topic_id, agentName);
-    } else if (proof !== undefined && sameSecret(proof, reservation.reclaim_token)) {
+    } else if (proof !== undefined && timingSafeEqual(proof, reservation.reclaim_token)) {
       reclaimToken = reservation.reclaim_token;
       touchReservation(bus.store, topic.topic_id, agentName, now);
       reclaimed = true;

@@ -2,20 +2,28 @@
  * All CLI output. stdout gets results (so they can be piped), stderr gets
  * diagnostics and progress; nothing else in the program prints. Colours
  * appear only on a terminal and never with NO_COLOR set. A reader that
- * goes away (`agent-bus export … | head`) ends the program quietly.
+ * goes away (`agent-bus export … | head`) ends the command quietly: the
+ * write throws {@linkcode ReaderGone} and the dispatcher exits with 0.
  *
  * @module
  */
 
 const encoder = new TextEncoder();
 
+/** stdout or stderr was closed by its reader: stop writing, nothing failed. */
+export class ReaderGone extends Error {
+  constructor() {
+    super("The reader closed the output");
+    this.name = "ReaderGone";
+  }
+}
+
 function writeAll(stream: typeof Deno.stdout, text: string): void {
   const bytes = encoder.encode(text.endsWith("\n") ? text : text + "\n");
   try {
     for (let done = 0; done < bytes.length;) done += stream.writeSync(bytes.subarray(done));
   } catch (error) {
-    if (error instanceof Deno.errors.BrokenPipe) Deno.exit(0);
-    throw error;
+    throw error instanceof Deno.errors.BrokenPipe ? new ReaderGone() : error;
   }
 }
 

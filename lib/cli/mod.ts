@@ -25,7 +25,7 @@ import { searchCommand } from "./commands/search.ts";
 import { SERVE_OPTIONS, serveFromArgs } from "./commands/serve.ts";
 import { topicsCommand } from "./commands/topics.ts";
 import { watchCommand } from "./commands/watch.ts";
-import { err, out } from "./format.ts";
+import { err, out, ReaderGone } from "./format.ts";
 import { ConfigSyntaxError } from "./install/config_edit.ts";
 
 /** Every command, in the order the help lists them. */
@@ -81,7 +81,7 @@ export async function main(
   args: string[],
   env: Record<string, string | undefined>,
 ): Promise<number> {
-  const { config, warnings } = loadConfig(env);
+  const { config, warnings } = loadConfig(env, { cwd: Deno.cwd() });
   const ctx: CliContext = {
     config,
     configWarnings: warnings,
@@ -120,6 +120,7 @@ async function run(fn: () => Promise<number> | number, usage: string): Promise<n
   try {
     return await fn();
   } catch (error) {
+    if (error instanceof ReaderGone) return 0;
     if (error instanceof UsageError) return usageError(error.message, usage);
     if (error instanceof BusError) {
       err(`${error.code}: ${error.message}`);

@@ -7,34 +7,15 @@
  */
 
 import assert from "node:assert/strict";
-
-const VENDOR = new URL("../../lib/console/vendor/", import.meta.url);
-const update = Deno.env.get("AGENT_BUS_UPDATE_VENDOR") === "1";
-
-/** Each vendored file and the pinned package file it copies. */
-const FILES: [name: string, load: () => Promise<{ default: string }>][] = [
-  ["marked.js", () => import("marked", { with: { type: "text" } })],
-  ["purify.js", () => import("dompurify/dist/purify.min.js", { with: { type: "text" } })],
-  [
-    "highlight.js",
-    () => import("@highlightjs/cdn-assets/highlight.min.js", { with: { type: "text" } }),
-  ],
-  [
-    "highlight-light.css",
-    () => import("@highlightjs/cdn-assets/styles/github.min.css", { with: { type: "text" } }),
-  ],
-  [
-    "highlight-dark.css",
-    () => import("@highlightjs/cdn-assets/styles/github-dark.min.css", { with: { type: "text" } }),
-  ],
-  ["mermaid.js", () => import("mermaid/dist/mermaid.min.js", { with: { type: "text" } })],
-];
+import { VENDOR, VENDORED } from "../../scripts/vendor_files.ts";
 
 Deno.test("vendored console libraries are the pinned npm packages' files, unchanged", async () => {
-  for (const [name, load] of FILES) {
+  for (const [name, load] of VENDORED) {
     const pinned = (await load()).default;
-    const file = new URL(name, VENDOR);
-    if (update) await Deno.writeTextFile(file, pinned);
-    assert.equal(await Deno.readTextFile(file), pinned, `${name} differs from its npm package`);
+    assert.equal(
+      await Deno.readTextFile(new URL(name, VENDOR)),
+      pinned,
+      `${name} differs from its npm package: run deno task vendor`,
+    );
   }
 });

@@ -305,8 +305,7 @@ function checkEntry(
     HOME: ctx.env.HOME,
     USERPROFILE: ctx.env.USERPROFILE,
     AGENT_BUS_DB: launch.env.AGENT_BUS_DB,
-  })
-    .config.dbPath;
+  }, { cwd: Deno.cwd() }).config.dbPath;
   if (db !== ctx.config.dbPath) {
     return {
       check: title,

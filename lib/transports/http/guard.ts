@@ -21,7 +21,7 @@
  * @module
  */
 
-import { trimTrailingSlashes } from "../../strings.ts";
+import { timingSafeEqual, trimTrailingSlashes } from "../../strings.ts";
 
 /** The outcome of a check: pass, or the status and message to refuse with. */
 export type GuardResult = { ok: true } | { ok: false; status: 401 | 403; message: string };
@@ -136,15 +136,6 @@ export function bearerToken(header: string | null): string | undefined {
   if (rest.trimStart().length === rest.length) return undefined; // "Bearerxyz"
   const token = rest.trim();
   return token === "" ? undefined : token;
-}
-
-/** Compare two strings in time that depends only on their lengths. */
-export function timingSafeEqual(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
 }
 
 /** The hostname of a `Host` header, without the port; IPv6 stays in brackets. */

@@ -34,7 +34,8 @@ import { createServer, type ServerDeps } from "../../mcp/server.ts";
 import { createToolRunner } from "../../mcp/tool_runner.ts";
 import { createConsole, type WebConsole } from "../../console/mod.ts";
 import { errorResponse, readCappedBody } from "../../console/respond.ts";
-import { checkRequest, type GuardPolicy, timingSafeEqual } from "./guard.ts";
+import { timingSafeEqual } from "../../strings.ts";
+import { checkRequest, type GuardPolicy } from "./guard.ts";
 import { SessionRegistry } from "./sessions.ts";
 
 /** What {@linkcode createHttpHandler} needs. */
