@@ -94,6 +94,10 @@ export async function ask(
   options: WaitOptions = {},
 ): Promise<{ state: QuestionState<AskStatus>; warnings: Warning[] }> {
   if (args.question.trim() === "") throw invalidArgument("question must not be blank");
+  const { maxQuestionChars } = bus.config.qa;
+  if (args.question.length > maxQuestionChars) {
+    throw invalidArgument(`question exceeds max length (${maxQuestionChars})`);
+  }
   const warnings: Warning[] = [];
   const waitSeconds = capWaitSeconds(bus, args.waitSeconds, warnings);
   const questionId = await write(bus, () => {
@@ -253,6 +257,7 @@ export async function publishAnswers(
   bus: Bus,
   args: { topicId: string; responses: ResponseItem[]; answeredBy: string },
 ): Promise<{ saved: number; skipped: Skip[]; warnings: Warning[] }> {
+  checkResponses(bus, args.responses);
   // Payloads are built and serialized before the write lock is taken.
   const prepared = args.responses.map((item) => {
     const { payload, truncations } = payloadOf(item);
@@ -361,6 +366,40 @@ function stateOf(row: QuestionRow): QuestionState {
   }
   if (row.status === "cancelled") state.cancel_reason = row.cancel_reason;
   return state;
+}
+
+/**
+ * The hard limits of seed 001 (section 8.2) and our list bounds, for every
+ * surface: one bad response fails the whole call.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` naming the response and field
+ */
+function checkResponses(bus: Bus, responses: readonly ResponseItem[]): void {
+  const { maxAnswerChars, maxTeacherNotesChars, maxPublishBatch } = bus.config.qa;
+  if (responses.length === 0) throw invalidArgument("responses must hold at least one response");
+  if (responses.length > maxPublishBatch) {
+    throw invalidArgument(`responses has more than ${maxPublishBatch} items`);
+  }
+  const text = (value: string | null | undefined, field: string, max: number) => {
+    if (value !== null && value !== undefined && value.length > max) {
+      throw invalidArgument(`${field} exceeds max length (${max})`);
+    }
+  };
+  const list = (values: readonly string[] | null | undefined, field: string, max: number) => {
+    if (!values) return;
+    if (values.length > HARD_MAX_LIST_ITEMS) {
+      throw invalidArgument(`${field} has more than ${HARD_MAX_LIST_ITEMS} items`);
+    }
+    values.forEach((value, i) => text(value, `${field}[${i}]`, max));
+  };
+  responses.forEach((item, i) => {
+    const at = `responses[${i}]`;
+    text(item.answer_markdown, `${at}.answer_markdown`, maxAnswerChars);
+    text(item.teacher_notes, `${at}.teacher_notes`, maxTeacherNotesChars);
+    text(item.teacher_addendum, `${at}.teacher_addendum`, maxTeacherNotesChars);
+    list(item.repo_pointers, `${at}.repo_pointers`, MAX_POINTER_CHARS);
+    list(item.suggested_followups, `${at}.suggested_followups`, MAX_FOLLOWUP_CHARS);
+  });
 }
 
 function payloadOf(item: ResponseItem): { payload: AnswerPayload; truncations: Warning[] } {

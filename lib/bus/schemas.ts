@@ -16,7 +16,7 @@ import {
   MAX_MESSAGE_ID_CHARS,
   MAX_MESSAGE_TYPE_CHARS,
 } from "./sync.ts";
-import { MAX_TOPIC_NAME_CHARS } from "./topics.ts";
+import { MAX_CLOSE_REASON_CHARS, MAX_TOPIC_LIST, MAX_TOPIC_NAME_CHARS } from "./topics.ts";
 
 /** Longest topic id accepted. */
 export const MAX_TOPIC_ID_CHARS = 64;
@@ -126,4 +126,28 @@ export const topicSchema = z.object({
   closed_at: z.number().nullable(),
   close_reason: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()).nullable(),
+});
+
+/**
+ * The arguments of opening a topic: the `topic_create` tool and the REST
+ * route `POST /api/topics` (one schema, so both refuse the same input).
+ */
+export const topicCreateInput = z.strictObject({
+  name: topicNameArg.nullish().describe("Human-friendly name, e.g. the project or task"),
+  metadata: jsonObjectArg.nullish().describe("Optional JSON object stored with the topic"),
+  mode: z.enum(["reuse", "new"]).default("reuse").describe(
+    "reuse: return the newest open topic with this name if any; new: always create",
+  ),
+});
+
+/** Why a topic is closed: `topic_close` and `POST /api/topics/{id}/close`. */
+export const closeReasonArg = z.string()
+  .max(MAX_CLOSE_REASON_CHARS, `exceeds max length (${MAX_CLOSE_REASON_CHARS})`)
+  .nullish().describe("Why the topic is closed (optional)");
+
+/** Which topics to list: `topic_list` and `GET /api/topics`. */
+export const topicListInput = z.strictObject({
+  status: z.enum(["open", "closed", "all"]).default("open"),
+  limit: z.int().min(1, "must be an int > 0").max(MAX_TOPIC_LIST, `must be <= ${MAX_TOPIC_LIST}`)
+    .default(200).describe("Most topics to return"),
 });

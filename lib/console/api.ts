@@ -1,13 +1,19 @@
 /**
  * The REST API under `/api`: topics, messages, search, presence, posting as
- * the operator, creating and closing topics, and export. Every route reads
- * bounded parameters, answers JSON (export answers the file), and reports
- * errors as `{error: {code, message}}` with the tools' codes. The contract
- * is written out in `openapi.ts`.
+ * the operator, creating and closing topics, and export.
+ *
+ * Each route is one {@linkcode RouteSpec}: its path, the zod schemas of its
+ * query and body, and its handler. A route that does what a tool does
+ * validates with that tool's schema (`topicCreateInput`, `searchInput`,
+ * `outgoingMessageSchema`, ...), so both accept and refuse the same input
+ * with the same `INVALID_ARGUMENT` words, and the OpenAPI document's
+ * parameters and bodies are generated from the same schemas
+ * (`openapi.ts`). Errors are `{error: {code, message}}` with the tools' codes.
  *
  * @module
  */
 
+import { z } from "zod";
 import {
   messagesPage,
   PRESENCE_WINDOW_SECONDS,
@@ -18,13 +24,22 @@ import {
 } from "../bus/admin.ts";
 import { exportJson, exportMarkdown, exportMessages } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
+import {
+  agentNameArg,
+  closeReasonArg,
+  outgoingMessageSchema,
+  topicCreateInput,
+  topicListInput,
+} from "../bus/schemas.ts";
 import { postAs } from "../bus/sync.ts";
 import { closeTopic, createTopic, MAX_TOPIC_LIST } from "../bus/topics.ts";
-import type { SearchEngine } from "../search/mod.ts";
-import { MAX_SEARCH_LIMIT } from "../search/mod.ts";
-import { openApiDocument } from "./openapi.ts";
+import type { ResolvedConfig } from "../config.ts";
 import { BusError, invalidArgument } from "../errors.ts";
-import { json, Query, readJsonObject, stringField } from "./respond.ts";
+import type { SearchEngine } from "../search/mod.ts";
+import { searchInput, toSeconds } from "../search/schema.ts";
+import { parseInput } from "../validation.ts";
+import { openApiDocument } from "./openapi.ts";
+import { json, queryArgs, readJsonObject } from "./respond.ts";
 
 /** What the API works on. */
 export interface ApiDeps {
@@ -39,126 +54,258 @@ export const OPERATOR = "operator";
 /** Most messages one page returns. */
 export const MAX_PAGE = 500;
 
-type Handler = (request: Request, url: URL, params: string[]) => Promise<Response> | Response;
-type Route = [method: "GET" | "POST", pattern: RegExp, handler: Handler];
+/** What a route's handler gets: path parameters, and its query and body parsed by its schemas. */
+export interface RouteInput<Q, B> {
+  request: Request;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+}
+
+/** One REST route: what it takes (zod), what it answers (OpenAPI), and what it does. */
+export interface RouteSpec<Q = unknown, B = unknown> {
+  method: "GET" | "POST";
+  /** OpenAPI path template, e.g. `/api/topics/{id}/messages`. */
+  path: string;
+  summary: string;
+  /** Query parameters; values are read from the URL and typed by the schema. */
+  query?: z.ZodType<Q>;
+  /** Query parameters also read under another name (`q` for `query`). */
+  aliases?: Readonly<Record<string, string>>;
+  /** JSON body (`application/json`); a POST without a body reads as `{}`. */
+  body?: z.ZodType<B>;
+  /** OpenAPI responses (status → object). */
+  responses: Record<string, unknown>;
+  handle(input: RouteInput<Q, B>): Promise<Response> | Response;
+}
+
+const SORTS = ["activity", "created", "name"] as const;
+const int = (min: number, max: number) =>
+  z.int().min(min, `must be an int >= ${min}`).max(max, `must be <= ${max}`);
+
+/** `GET /api/topics`: `topic_list`'s arguments, plus a name filter and a sort. */
+export const topicsQuery = topicListInput.extend({
+  q: z.string().max(200, "exceeds max length (200)").optional().describe("Part of the name"),
+  sort: z.enum(SORTS).default("activity"),
+});
+/** `POST /api/topics/{id}/messages`: one outbox item of `sync`, and who posts it. */
+export function postBody(config: ResolvedConfig) {
+  return outgoingMessageSchema(config).extend({
+    sender: agentNameArg.optional().describe(`Who posts (default "${OPERATOR}")`),
+  });
+}
+/** `POST /api/topics/{id}/close`: `topic_close`'s reason. */
+export const closeBody = z.strictObject({ reason: closeReasonArg });
+/** `GET /api/search`: `messages_search`'s arguments (`q` is read as `query` too). */
+export const searchQuery = searchInput;
+
+/** Every route, in matching order. */
+export function routeSpecs(deps: ApiDeps): RouteSpec[] {
+  const { bus, search } = deps;
+  const routes = [
+    route({
+      method: "GET",
+      path: "/api/openapi.json",
+      summary: "This document",
+      responses: { "200": { description: "OpenAPI 3.1" } },
+      handle: () => json(openApiDocument(routeSpecs(deps))),
+    }),
+    route({
+      method: "GET",
+      path: "/api/topics",
+      summary: "List topics with message counts, last activity and presence counts",
+      query: topicsQuery,
+      responses: { "200": ok("Topics", "TopicList"), ...errors(400) },
+      handle: ({ query }) => listTopics(bus, query),
+    }),
+    route({
+      method: "POST",
+      path: "/api/topics",
+      summary: "Open a topic (the topic_create tool: mode=reuse returns an open one of that name)",
+      body: topicCreateInput,
+      responses: {
+        "200": ok("Reused", "TopicCreated"),
+        "201": ok("Created", "TopicCreated"),
+        ...errors(400, 413, 415),
+      },
+      handle: async ({ body }) => {
+        const created = await createTopic(bus, {
+          name: body.name ?? undefined,
+          metadata: body.metadata,
+          mode: body.mode,
+        });
+        return json(
+          { topic: topicSummary(bus, created.topic.topic_id), reused: created.reused },
+          created.reused ? 200 : 201,
+        );
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/api/topics/{id}",
+      summary: "A topic, who is present, and its latest messages",
+      query: z.strictObject({ messages: int(0, MAX_PAGE).default(50) }),
+      responses: { "200": ok("The topic", "TopicView"), ...errors(400, 404) },
+      handle: ({ params: { id }, query }) => {
+        const topic = topicSummary(bus, id!);
+        const page = messagesPage(bus, id!, { limit: query.messages });
+        return json({
+          topic,
+          presence: presenceOverview(bus, { topicId: id! }).topics[id!] ?? [],
+          messages: page.messages,
+          has_more: page.has_more,
+        });
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/api/topics/{id}/messages",
+      summary: "A page of messages, oldest first",
+      query: z.strictObject({
+        after_seq: int(0, Number.MAX_SAFE_INTEGER).optional().describe("Messages after this seq"),
+        before_seq: int(1, Number.MAX_SAFE_INTEGER).optional()
+          .describe("The newest messages before this seq"),
+        limit: int(1, MAX_PAGE).default(100),
+      }),
+      responses: { "200": ok("Messages", "MessagePage"), ...errors(400, 404) },
+      handle: ({ params: { id }, query }) => {
+        if (query.after_seq !== undefined && query.before_seq !== undefined) {
+          throw invalidArgument("Give after_seq or before_seq, not both");
+        }
+        const page = messagesPage(bus, id!, {
+          afterSeq: query.after_seq,
+          beforeSeq: query.before_seq,
+          limit: query.limit,
+        });
+        return json({ topic_id: id, ...page });
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/api/topics/{id}/messages",
+      summary: "Post a message (as `operator` unless `sender` is given): one item of sync's outbox",
+      body: postBody(bus.config),
+      responses: {
+        "200": ok("Already posted with this client_message_id", "Posted"),
+        "201": ok("Posted", "Posted"),
+        ...errors(400, 404, 409, 413, 415),
+      },
+      handle: async ({ params: { id }, body }) => {
+        const { sender, ...item } = body;
+        const [posted] = await postAs(bus, {
+          topicId: id!,
+          sender: sender ?? OPERATOR,
+          outbox: [item],
+        });
+        return json(posted, posted!.duplicate ? 200 : 201);
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/api/topics/{id}/close",
+      summary: "Close a topic (the topic_close tool)",
+      body: closeBody,
+      responses: { "200": ok("Closed", "TopicClosed"), ...errors(400, 404, 415) },
+      handle: async ({ params: { id }, body }) => {
+        const closed = await closeTopic(bus, { topicId: id!, reason: body.reason ?? undefined });
+        return json({ topic: topicSummary(bus, id!), warnings: closed.warnings });
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/api/topics/{id}/export",
+      summary: "The whole topic as a file",
+      query: z.strictObject({ format: z.enum(["markdown", "json"]).default("markdown") }),
+      responses: {
+        "200": {
+          description: "Markdown or JSON, as an attachment",
+          content: { "text/markdown": {}, "application/json": {} },
+        },
+        ...errors(400, 404),
+      },
+      handle: ({ params: { id }, query }) => exportFile(bus, id!, query.format),
+    }),
+    route({
+      method: "GET",
+      path: "/api/presence",
+      summary: "Agents present in every topic, and whether their sync is waiting",
+      query: z.strictObject({
+        window_seconds: int(1, 86_400).default(PRESENCE_WINDOW_SECONDS),
+      }),
+      responses: { "200": ok("Presence", "PresenceOverview"), ...errors(400) },
+      handle: ({ query }) => json(presenceOverview(bus, { windowSeconds: query.window_seconds })),
+    }),
+    route({
+      method: "GET",
+      path: "/api/search",
+      summary: "Search every message (the messages_search tool; `q` is accepted for `query`)",
+      query: searchQuery,
+      aliases: { q: "query" },
+      responses: { "200": ok("Results; snippets mark hits with « and »", "SearchResult") },
+      handle: async ({ query }) =>
+        json(
+          await search.search({
+            query: query.query,
+            topicId: query.topic_id ?? undefined,
+            mode: query.mode,
+            limit: query.limit,
+            model: query.model ?? undefined,
+            includeContent: query.include_content,
+            sender: query.sender ?? undefined,
+            messageType: query.message_type ?? undefined,
+            since: toSeconds(query.since, "since"),
+            until: toSeconds(query.until, "until"),
+          }),
+        ),
+    }),
+  ];
+  return routes as RouteSpec[];
+}
 
 /** Answer one `/api/...` request. */
 export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promise<Response> {
-  const { bus, search } = deps;
-  const routes: Route[] = [
-    ["GET", /^\/api\/openapi\.json$/, () => json(openApiDocument())],
-    ["GET", /^\/api\/topics$/, (_, url) => listTopics(bus, new Query(url))],
-    ["POST", /^\/api\/topics$/, async (request) => {
-      const body = await readJsonObject(request, deps.maxBodyBytes);
-      const created = await createTopic(bus, {
-        name: stringField(body, "name"),
-        mode: body.new === true ? "new" : "reuse",
-      });
-      return json(
-        { topic: topicSummary(bus, created.topic.topic_id), reused: created.reused },
-        created.reused ? 200 : 201,
-      );
-    }],
-    ["GET", /^\/api\/topics\/([^/]+)$/, (_, url, [id]) => {
-      const query = new Query(url);
-      const limit = query.int("messages", { min: 0, max: MAX_PAGE, fallback: 50 });
-      const topic = topicSummary(bus, id!);
-      const page = messagesPage(bus, id!, { limit });
-      return json({
-        topic,
-        presence: presenceOverview(bus, { topicId: id! }).topics[id!] ?? [],
-        messages: page.messages,
-        has_more: page.has_more,
-      });
-    }],
-    ["GET", /^\/api\/topics\/([^/]+)\/messages$/, (_, url, [id]) => {
-      const query = new Query(url);
-      const afterSeq = query.int("after_seq", { min: 0, max: Number.MAX_SAFE_INTEGER });
-      const beforeSeq = query.int("before_seq", { min: 1, max: Number.MAX_SAFE_INTEGER });
-      if (afterSeq !== undefined && beforeSeq !== undefined) {
-        throw invalidArgument("Give after_seq or before_seq, not both");
-      }
-      const limit = query.int("limit", { min: 1, max: MAX_PAGE, fallback: 100 });
-      return json({ topic_id: id, ...messagesPage(bus, id!, { afterSeq, beforeSeq, limit }) });
-    }],
-    ["POST", /^\/api\/topics\/([^/]+)\/messages$/, async (request, _, [id]) => {
-      const body = await readJsonObject(request, deps.maxBodyBytes);
-      const content = stringField(body, "content_markdown");
-      if (content === undefined) {
-        throw invalidArgument("content_markdown is required");
-      }
-      const [posted] = await postAs(bus, {
-        topicId: id!,
-        sender: stringField(body, "sender") ?? OPERATOR,
-        outbox: [{
-          content_markdown: content,
-          message_type: stringField(body, "message_type"),
-          reply_to: stringField(body, "reply_to") ?? null,
-          client_message_id: stringField(body, "client_message_id") ?? null,
-        }],
-      });
-      return json(posted, posted!.duplicate ? 200 : 201);
-    }],
-    ["POST", /^\/api\/topics\/([^/]+)\/close$/, async (request, _, [id]) => {
-      const body = request.headers.get("content-length") === "0" || request.body === null
-        ? {}
-        : await readJsonObject(request, deps.maxBodyBytes);
-      const closed = await closeTopic(bus, { topicId: id!, reason: stringField(body, "reason") });
-      return json({ topic: topicSummary(bus, id!), warnings: closed.warnings });
-    }],
-    ["GET", /^\/api\/topics\/([^/]+)\/export$/, (_, url, [id]) => {
-      const format = new Query(url).choice("format", ["markdown", "json"] as const, "markdown");
-      const topic = topicSummary(bus, id!);
-      const messages = exportMessages(bus, id!);
-      const file = `${topic.name.replace(/[^\w.-]+/g, "_").slice(0, 100) || topic.topic_id}`;
-      const [body, type, ext] = format === "json"
-        ? [exportJson(topic, messages), "application/json", "json"]
-        : [exportMarkdown(topic, messages), "text/markdown", "md"];
-      return new Response(`${body}\n`, {
-        headers: {
-          "content-type": `${type}; charset=utf-8`,
-          "content-disposition": `attachment; filename="${file}.${ext}"`,
-          "cache-control": "no-store",
-        },
-      });
-    }],
-    ["GET", /^\/api\/presence$/, (_, url) => {
-      const window = new Query(url).int("window_seconds", {
-        min: 1,
-        max: 86_400,
-        fallback: PRESENCE_WINDOW_SECONDS,
-      });
-      return json(presenceOverview(bus, { windowSeconds: window }));
-    }],
-    ["GET", /^\/api\/search$/, async (_, url) => {
-      const query = new Query(url);
-      const q = query.string("q", 10_000);
-      if (q === undefined) throw invalidArgument("q is required");
-      return json(
-        await search.search({
-          query: q,
-          mode: query.choice("mode", ["hybrid", "fts", "semantic"] as const, "hybrid"),
-          limit: query.int("limit", { min: 1, max: MAX_SEARCH_LIMIT, fallback: 20 }),
-          topicId: query.string("topic_id", 64),
-          sender: query.string("sender", 200),
-          includeContent: false,
-        }),
-      );
-    }],
-  ];
-
+  const routes = routeSpecs(deps).map((spec) => ({ spec, pattern: patternOf(spec.path) }));
   return async (request, url) => {
     let known = false;
-    for (const [method, pattern, handler] of routes) {
+    for (const { spec, pattern } of routes) {
       const match = pattern.exec(url.pathname);
       if (!match) continue;
       known = true;
-      if (method !== request.method) continue;
-      return await handler(request, url, match.slice(1).map(decodePathPart));
+      if (spec.method !== request.method) continue;
+      const values = match.slice(1).map(decodePathPart);
+      const names = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+      const params = Object.fromEntries(names.map((name, i) => [name, values[i]!]));
+      const query = spec.query
+        ? parseInput(spec.query, queryArgs(url, spec.query, spec.aliases))
+        : undefined;
+      const body = spec.body
+        ? parseInput(
+          spec.body,
+          hasBody(request) ? await readJsonObject(request, deps.maxBodyBytes) : {},
+        )
+        : undefined;
+      return await spec.handle({ request, params, query, body });
     }
     if (known) throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
     throw new BusError("NOT_FOUND", `No API route ${url.pathname}; see /api/openapi.json`);
   };
+}
+
+/** False for a POST sent without a body at all (`curl -X POST`). */
+function hasBody(request: Request): boolean {
+  return request.body !== null && request.headers.get("content-length") !== "0";
+}
+
+/** A typed route (the handler sees its own schemas' outputs). */
+function route<Q = undefined, B = undefined>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
+  return spec;
+}
+
+/** The matcher of a path template: each `{name}` is one segment. */
+function patternOf(path: string): RegExp {
+  const source = path.split(/\{\w+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("([^/]+)");
+  return new RegExp(`^${source}$`);
 }
 
 /** A percent-decoded path segment; a malformed one is a bad argument, not a crash. */
@@ -170,24 +317,48 @@ function decodePathPart(part: string): string {
   }
 }
 
-const SORTS = ["activity", "created", "name"] as const;
+function ok(description: string, schema: string) {
+  return {
+    description,
+    content: { "application/json": { schema: { $ref: `#/components/schemas/${schema}` } } },
+  };
+}
 
-function listTopics(bus: Bus, query: Query): Response {
-  const status = query.choice("status", ["open", "closed", "all"] as const, "all");
-  const name = query.string("q", 200)?.toLowerCase();
-  const sort = query.choice("sort", SORTS, "activity");
-  const limit = query.int("limit", { min: 1, max: MAX_TOPIC_LIST, fallback: 200 });
-  const all = topicSummaries(bus, { status, limit: MAX_TOPIC_LIST })
+function errors(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [String(status), { $ref: `#/components/responses/E${status}` }]),
+  );
+}
+
+function listTopics(bus: Bus, query: z.output<typeof topicsQuery>): Response {
+  const name = query.q?.toLowerCase();
+  const all = topicSummaries(bus, { status: query.status, limit: MAX_TOPIC_LIST })
     .filter((t) => name === undefined || t.name.toLowerCase().includes(name));
-  const order: Record<typeof sort, (a: TopicSummary, b: TopicSummary) => number> = {
+  const order: Record<(typeof SORTS)[number], (a: TopicSummary, b: TopicSummary) => number> = {
     activity: (a, b) => lastActive(b) - lastActive(a),
     created: (a, b) => b.created_at - a.created_at,
     name: (a, b) => a.name.localeCompare(b.name),
   };
-  const topics = all.sort(order[sort]).slice(0, limit);
+  const topics = all.sort(order[query.sort]).slice(0, query.limit);
   return json({ topics, count: topics.length, total: all.length });
 }
 
 function lastActive(topic: TopicSummary): number {
   return Math.max(topic.last_message_at ?? 0, topic.created_at, topic.closed_at ?? 0);
+}
+
+function exportFile(bus: Bus, topicId: string, format: "markdown" | "json"): Response {
+  const topic = topicSummary(bus, topicId);
+  const messages = exportMessages(bus, topicId);
+  const file = `${topic.name.replace(/[^\w.-]+/g, "_").slice(0, 100) || topic.topic_id}`;
+  const [body, type, ext] = format === "json"
+    ? [exportJson(topic, messages), "application/json", "json"]
+    : [exportMarkdown(topic, messages), "text/markdown", "md"];
+  return new Response(`${body}\n`, {
+    headers: {
+      "content-type": `${type}; charset=utf-8`,
+      "content-disposition": `attachment; filename="${file}.${ext}"`,
+      "cache-control": "no-store",
+    },
+  });
 }

@@ -20,6 +20,7 @@
  * @module
  */
 
+import { z } from "zod";
 import {
   latestPosition,
   messagesSincePosition,
@@ -38,6 +39,14 @@ import { BusError } from "../errors.ts";
 export const MAX_REPLAY = 1000;
 /** Messages read per wake-up. */
 const BATCH = 500;
+
+/** `GET /api/events`: which topic to follow, and where a reconnecting client left off. */
+export const eventsQuery = z.strictObject({
+  topic_id: z.string().min(1).max(64, "exceeds max length (64)").optional()
+    .describe("Only this topic's events"),
+  last_event_id: z.int().min(0, "must be an int >= 0").max(Number.MAX_SAFE_INTEGER).optional()
+    .describe("Resume after this event id (or send Last-Event-ID)"),
+});
 
 /** Options of one event stream. */
 export interface EventStreamOptions {

@@ -14,8 +14,9 @@ import { BusError } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { createApi } from "./api.ts";
 import { assetResponse, isAsset } from "./assets.ts";
-import { eventStream } from "./events.ts";
-import { errorResponse, Query } from "./respond.ts";
+import { eventsQuery, eventStream } from "./events.ts";
+import { parseInput } from "../validation.ts";
+import { errorResponse, queryArgs } from "./respond.ts";
 
 /** What the console needs. */
 export interface ConsoleOptions {
@@ -67,13 +68,13 @@ export function createConsole(options: ConsoleOptions): WebConsole {
         if (request.method !== "GET") {
           throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
         }
-        const query = new Query(url);
+        const query = parseInput(eventsQuery, queryArgs(url, eventsQuery));
         const header = request.headers.get("last-event-id");
         const lastEventId = header !== null && /^\d{1,15}$/.test(header)
           ? Number(header)
-          : query.int("last_event_id", { min: 0, max: Number.MAX_SAFE_INTEGER });
+          : query.last_event_id;
         return eventStream(options.bus, {
-          topicId: query.string("topic_id", 64),
+          topicId: query.topic_id,
           lastEventId,
           keepAliveMs: options.keepAliveMs,
           signal: options.signal,

@@ -25,6 +25,7 @@ import type { Session } from "../bus/session.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import type { ResolvedConfig } from "../config.ts";
 import { BusError, invalidArgument, type Warning } from "../errors.ts";
+import { parseInput } from "../validation.ts";
 import type { Logger } from "../log.ts";
 
 /** What a tool's `run` gets besides its arguments. */
@@ -150,9 +151,7 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
           try {
             const unusable = spec.usesDb ? ctx.bus.store.check() : undefined;
             if (unusable) throw unusable;
-            const parsed = input.safeParse(rawArgs ?? {});
-            if (!parsed.success) throw invalidArgument(formatIssues(parsed.error.issues));
-            const output = await spec.run(parsed.data, ctx);
+            const output = await spec.run(parseInput(input, rawArgs ?? {}), ctx);
             return successResult(output, spec.warningsInText ?? true);
           } catch (error) {
             if (ctx.signal.aborted) ctx.log.debug(`${name} cancelled by the client`);
@@ -216,39 +215,6 @@ function successResult<O>(output: ToolOutput<O>, warningsInText: boolean): CallT
       .join("\n");
   }
   return { content: [{ type: "text", text }], structuredContent: structured };
-}
-
-/**
- * Turn zod issues into one sentence that names each bad field the way a
- * caller wrote it (`outbox[0].content_markdown`).
- */
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
-  const parts = issues.slice(0, 5).map((issue) => {
-    const path = formatPath(issue.path);
-    if (issue.code === "unrecognized_keys") {
-      const keys = issue.keys.map((key) => `"${key}"`).join(", ");
-      return `unknown argument${issue.keys.length > 1 ? "s" : ""} ${keys}${
-        path ? ` in ${path}` : ""
-      }`;
-    }
-    if (issue.code === "invalid_type" && / received undefined$/.test(issue.message)) {
-      return `${path || "arguments"} is required`;
-    }
-    // Our own messages are phrases that follow the field name ("must be ..."); zod's are sentences.
-    if (/^[a-z]/.test(issue.message)) return `${path} ${issue.message}`;
-    const message = issue.message.replace(/^Invalid input: /, "");
-    return `${path || "arguments"}: ${message.charAt(0).toLowerCase()}${message.slice(1)}`;
-  });
-  const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : "";
-  return `Invalid arguments: ${parts.join("; ")}${more}`;
-}
-
-function formatPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const key of path) {
-    out += typeof key === "number" ? `[${key}]` : out ? `.${String(key)}` : String(key);
-  }
-  return out;
 }
 
 function inputJsonSchema(schema: z.ZodType): McpToolDescriptor["inputSchema"] {

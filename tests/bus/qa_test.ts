@@ -280,3 +280,39 @@ Deno.test("a waiting ask ends as cancelled when its question is withdrawn meanwh
     cancel_reason: "too slow",
   });
 });
+
+Deno.test("the hard size limits hold in the bus, for every surface, and save nothing", async () => {
+  await using tmp = await tmpDir();
+  const { bus, topicId, askOne } = await setup(tmp.path);
+  await using _ = bus;
+  const { maxQuestionChars, maxAnswerChars, maxTeacherNotesChars, maxPublishBatch } = bus.config.qa;
+  await assert.rejects(askOne("q".repeat(maxQuestionChars + 1)), hasCode("INVALID_ARGUMENT"));
+  const { question_id } = await askOne("fits");
+  const bad: Record<string, unknown>[] = [
+    { answer_markdown: "a".repeat(maxAnswerChars + 1) },
+    { teacher_notes: "n".repeat(maxTeacherNotesChars + 1) },
+    { teacher_addendum: "n".repeat(maxTeacherNotesChars + 1) },
+    { suggested_followups: Array.from({ length: 101 }, () => "f") },
+    { repo_pointers: ["p".repeat(1001)] },
+  ];
+  for (const extra of bad) {
+    await assert.rejects(
+      publishAnswers(bus, {
+        topicId,
+        answeredBy: "teacher",
+        responses: [answer(question_id, extra) as never],
+      }),
+      hasCode("INVALID_ARGUMENT"),
+      Object.keys(extra)[0],
+    );
+  }
+  await assert.rejects(
+    publishAnswers(bus, {
+      topicId,
+      answeredBy: "teacher",
+      responses: Array.from({ length: maxPublishBatch + 1 }, () => answer(question_id)),
+    }),
+    hasCode("INVALID_ARGUMENT"),
+  );
+  assert.equal(pollQuestion(bus, { topicId, questionId: question_id }).status, "pending");
+});

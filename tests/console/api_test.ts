@@ -81,7 +81,7 @@ Deno.test("GET /api/topics filters, searches names, sorts and bounds its limit",
   const old = (await s.agent.ok("topic_create", { name: "old alpha" })).topic_id as string;
   await s.agent.ok("topic_close", { topic_id: old });
 
-  const all = await get(`${s.url}/api/topics`);
+  const all = await get(`${s.url}/api/topics?status=all`);
   assert.equal(all.status, 200);
   assert.deepEqual(all.body.topics.map((t: { name: string }) => t.name).sort(), [
     "alpha",
@@ -101,7 +101,7 @@ Deno.test("GET /api/topics filters, searches names, sorts and bounds its limit",
     old,
     s.topicId,
   ]);
-  const limited = await get(`${s.url}/api/topics?limit=1&sort=created`);
+  const limited = await get(`${s.url}/api/topics?status=all&limit=1&sort=created`);
   assert.equal(limited.body.count, 1);
   assert.equal(limited.body.total, 3);
   assert.notEqual(limited.body.topics[0].topic_id, beta === s.topicId ? "" : s.topicId);
@@ -268,7 +268,7 @@ Deno.test("POST /api/topics creates or reuses; close closes once; closed topics 
   const reused = await post(`${s.url}/api/topics`, { name: "gamma" });
   assert.equal(reused.status, 200);
   assert.equal(reused.body.topic.topic_id, created.body.topic.topic_id);
-  const fresh = await post(`${s.url}/api/topics`, { name: "gamma", new: true });
+  const fresh = await post(`${s.url}/api/topics`, { name: "gamma", mode: "new" });
   assert.equal(fresh.status, 201);
   assert.notEqual(fresh.body.topic.topic_id, created.body.topic.topic_id);
   assertError(await post(`${s.url}/api/topics`, { name: 7 }), 400, "INVALID_ARGUMENT");
@@ -330,6 +330,7 @@ Deno.test("the API describes itself in OpenAPI and answers unknown routes and me
   assert.equal(doc.body.openapi, "3.1.0");
   assert.deepEqual(Object.keys(doc.body.paths).sort(), [
     "/api/events",
+    "/api/openapi.json",
     "/api/presence",
     "/api/search",
     "/api/topics",

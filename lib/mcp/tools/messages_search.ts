@@ -6,25 +6,12 @@
  */
 
 import { z } from "zod";
-import { topicIdArg } from "../../bus/schemas.ts";
-import { invalidArgument } from "../../errors.ts";
-import { MAX_QUERY_CHARS, MAX_SEARCH_LIMIT } from "../../search/mod.ts";
+import { searchInput, toSeconds } from "../../search/schema.ts";
 import { defineTool } from "../define_tool.ts";
 import { oneLine, quote } from "../text.ts";
 
 /** Results shown in the text (all are in structuredContent). */
 const TEXT_ROWS = 20;
-
-const timeArg = z.union([z.number(), z.string().max(64, "exceeds max length (64)")]);
-
-/** Unix seconds from a number of seconds or an ISO 8601 date. */
-function toSeconds(value: number | string | null | undefined, field: string): number | undefined {
-  if (value === null || value === undefined) return undefined;
-  if (typeof value === "number") return value;
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw invalidArgument(`${field} must be unix seconds or an ISO 8601 date`);
-  return ms / 1000;
-}
 
 /** The `messages_search` tool. */
 export const messagesSearchTool = defineTool({
@@ -37,27 +24,7 @@ export const messagesSearchTool = defineTool({
     "'user name' finds getUserName); 'semantic' matches meaning only. Filter by sender, " +
     "message_type, since/until (unix seconds or ISO dates). Snippets mark matches with «». " +
     "No topic_join needed. Set include_content=true for full bodies.",
-  input: z.strictObject({
-    query: z.string().max(MAX_QUERY_CHARS, `exceeds max length (${MAX_QUERY_CHARS})`),
-    topic_id: topicIdArg.nullish().describe("Search only this topic"),
-    mode: z.enum(["hybrid", "fts", "semantic"]).default("hybrid"),
-    limit: z.int().min(1, "must be an int > 0").max(
-      MAX_SEARCH_LIMIT,
-      `must be <= ${MAX_SEARCH_LIMIT}`,
-    ).default(20),
-    model: z.string().max(200, "exceeds max length (200)").nullish().describe(
-      "Embedding model for semantic/hybrid modes (default: the configured one)",
-    ),
-    include_content: z.boolean().default(false).describe("Include content_markdown in results"),
-    sender: z.string().max(64, "exceeds max length (64)").nullish().describe(
-      "Only messages from this agent",
-    ),
-    message_type: z.string().max(32, "exceeds max length (32)").nullish().describe(
-      'Only messages of this type, e.g. "question"',
-    ),
-    since: timeArg.nullish().describe("Only messages created at or after this time"),
-    until: timeArg.nullish().describe("Only messages created at or before this time"),
-  }),
+  input: searchInput,
   output: z.object({
     query: z.string(),
     mode: z.enum(["hybrid", "fts", "semantic"]),

@@ -5,8 +5,8 @@
  */
 
 import { z } from "zod";
-import { topicIdArg } from "../../bus/schemas.ts";
-import { closeTopic, MAX_CLOSE_REASON_CHARS } from "../../bus/topics.ts";
+import { closeReasonArg, topicIdArg } from "../../bus/schemas.ts";
+import { closeTopic } from "../../bus/topics.ts";
 import { defineTool } from "../define_tool.ts";
 import { quote } from "../text.ts";
 
@@ -19,8 +19,7 @@ export const topicCloseTool = defineTool({
     "Closing an already closed topic changes nothing and returns warning ALREADY_CLOSED.",
   input: z.strictObject({
     topic_id: topicIdArg,
-    reason: z.string().max(MAX_CLOSE_REASON_CHARS, `exceeds max length (${MAX_CLOSE_REASON_CHARS})`)
-      .nullish().describe("Why the topic is closed (optional)"),
+    reason: closeReasonArg,
   }),
   output: z.object({
     topic_id: z.string(),

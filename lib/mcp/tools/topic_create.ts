@@ -5,7 +5,7 @@
  */
 
 import { z } from "zod";
-import { jsonObjectArg, topicNameArg } from "../../bus/schemas.ts";
+import { topicCreateInput } from "../../bus/schemas.ts";
 import { createTopic } from "../../bus/topics.ts";
 import { defineTool } from "../define_tool.ts";
 import { quote } from "../text.ts";
@@ -19,13 +19,7 @@ export const topicCreateTool = defineTool({
     "returns the newest open topic with exactly that name if one exists, so agents that agree on " +
     "a name meet in the same topic; mode='new' always creates a new one. Use the returned " +
     "topic_id with topic_join and sync. Without a name, the topic is named topic-<topic_id>.",
-  input: z.strictObject({
-    name: topicNameArg.nullish().describe("Human-friendly name, e.g. the project or task"),
-    metadata: jsonObjectArg.nullish().describe("Optional JSON object stored with the topic"),
-    mode: z.enum(["reuse", "new"]).default("reuse").describe(
-      "reuse: return the newest open topic with this name if any; new: always create",
-    ),
-  }),
+  input: topicCreateInput,
   output: z.object({
     topic_id: z.string(),
     name: z.string(),

@@ -5,7 +5,7 @@
  */
 
 import { z } from "zod";
-import { topicSchema } from "../../bus/schemas.ts";
+import { topicListInput, topicSchema } from "../../bus/schemas.ts";
 import { listTopics, MAX_TOPIC_LIST } from "../../bus/topics.ts";
 import { defineTool } from "../define_tool.ts";
 import { quote } from "../text.ts";
@@ -18,11 +18,7 @@ export const topicListTool = defineTool({
   name: "topic_list",
   title: "List topics",
   description: "List topics, newest first. status: open (default), closed or all.",
-  input: z.strictObject({
-    status: z.enum(["open", "closed", "all"]).default("open"),
-    limit: z.int().min(1, "must be an int > 0").max(MAX_TOPIC_LIST, `must be <= ${MAX_TOPIC_LIST}`)
-      .default(200).describe("Most topics to return"),
-  }),
+  input: topicListInput,
   output: z.object({
     topics: z.array(topicSchema),
     count: z.int(),

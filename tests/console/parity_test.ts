@@ -1,0 +1,250 @@
+/**
+ * One description per operation: a REST route that does what a tool does
+ * accepts and refuses exactly the same arguments (a shared table of cases,
+ * run through the MCP tool and through the route, in process), and the
+ * OpenAPI document describes the routes as they are (every documented
+ * route answers, every documented parameter is accepted).
+ */
+
+import assert from "node:assert/strict";
+import { guardPolicy } from "../../lib/transports/http/guard.ts";
+import { createHttpHandler } from "../../lib/transports/http/handler.ts";
+import { connectInProcess } from "../_helpers/in_process.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+type Args = Record<string, unknown>;
+
+/** A tool and the route that does the same, and how each is called with `args`. */
+interface Pair {
+  tool: string;
+  toolArgs(args: Args, topicId: string): Args;
+  route(args: Args, topicId: string): Request;
+  cases: Args[];
+}
+
+const BASE = "http://127.0.0.1:8765";
+const HOST = { host: "127.0.0.1:8765" };
+
+const postJson = (path: string, body: unknown) =>
+  new Request(`${BASE}${path}`, {
+    method: "POST",
+    headers: { ...HOST, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+const getQuery = (path: string, args: Args) => {
+  const url = new URL(`${BASE}${path}`);
+  for (const [key, value] of Object.entries(args)) url.searchParams.set(key, String(value));
+  return new Request(url, { headers: HOST });
+};
+
+const long = (n: number) => "x".repeat(n);
+
+const PAIRS: Pair[] = [
+  {
+    tool: "topic_create",
+    toolArgs: (args) => args,
+    route: (args) => postJson("/api/topics", args),
+    cases: [
+      { name: "parity" },
+      { name: "parity", mode: "new" },
+      { name: "parity", metadata: { a: 1 } },
+      { name: long(201) },
+      { name: "x", mode: "sometimes" },
+      { name: "x", metadata: [1] },
+      { name: 5 },
+      { name: "x", unknown: 1 },
+    ],
+  },
+  {
+    tool: "topic_close",
+    toolArgs: (args, topicId) => ({ topic_id: topicId, ...args }),
+    route: (args, topicId) => postJson(`/api/topics/${topicId}/close`, args),
+    cases: [{ reason: long(2001) }, { reason: 7 }, { extra: true }, { reason: "done" }],
+  },
+  {
+    tool: "messages_search",
+    toolArgs: (args) => args,
+    route: (args) => getQuery("/api/search", args),
+    cases: [
+      { query: "parity" },
+      { query: "parity", mode: "fts", limit: 5 },
+      { query: "parity", include_content: true },
+      { query: `parity ${long(12_000)}` },
+      { query: long(16_385) },
+      { query: "parity", limit: 0 },
+      { query: "parity", limit: 101 },
+      { query: "parity", mode: "fuzzy" },
+      { query: "   " },
+      { query: "parity", since: "not a date" },
+      { query: "parity", bogus: "x" },
+      {},
+    ],
+  },
+  {
+    tool: "topic_list",
+    toolArgs: (args) => args,
+    route: (args) => getQuery("/api/topics", args),
+    cases: [
+      {},
+      { status: "all", limit: 10 },
+      { status: "maybe" },
+      { limit: 0 },
+      { limit: 1001 },
+    ],
+  },
+  {
+    tool: "sync",
+    toolArgs: (args, topicId) => ({ topic_id: topicId, outbox: [args], wait_seconds: 0 }),
+    route: (args, topicId) => postJson(`/api/topics/${topicId}/messages`, args),
+    cases: [
+      { content_markdown: "parity post" },
+      { content_markdown: "typed", message_type: "question", client_message_id: "c-1" },
+      { content_markdown: long(65_537) },
+      { content_markdown: "   " },
+      { content_markdown: "x", message_type: long(33) },
+      { content_markdown: "x", reply_to: "no-such-message" },
+      { content_markdown: "x", metadata: "not an object" },
+      { content: "the wrong field name" },
+    ],
+  },
+];
+
+/** The error code of a tool result or a REST answer, or undefined when it succeeded. */
+type Outcome = string | undefined;
+
+Deno.test("each REST route accepts and refuses exactly what its tool does", async () => {
+  await using tmp = await tmpDir();
+  const path = `${tmp.path}/bus.sqlite`;
+  await using mcp = await connectInProcess(path, "peer");
+  const handler = createHttpHandler({
+    deps: { bus: mcp.bus, search: mcp.bus.runtime.search },
+    policy: guardPolicy("127.0.0.1", {}),
+    maxBodyBytes: 1 << 20,
+    sessionIdleMs: 60_000,
+    jsonResponse: undefined,
+  });
+  try {
+    const created = await mcp.client.callTool({ name: "topic_create", arguments: { name: "p" } });
+    const topicId = (created.structuredContent as { topic_id: string }).topic_id;
+    await mcp.client.callTool({
+      name: "topic_join",
+      arguments: { topic_id: topicId, agent_name: "operator" },
+    });
+    let compared = 0;
+    for (const pair of PAIRS) {
+      for (const args of pair.cases) {
+        const result = await mcp.client.callTool({
+          name: pair.tool,
+          arguments: pair.toolArgs(args, topicId),
+        });
+        const viaTool: Outcome = result.isError
+          ? (result.structuredContent as { error: { code: string } }).error.code
+          : undefined;
+        const response = await handler.handle(pair.route(args, topicId));
+        const body = await response.json();
+        const viaRoute: Outcome = response.ok ? undefined : body.error.code;
+        assert.equal(
+          viaRoute,
+          viaTool,
+          `${pair.tool} ${JSON.stringify(args).slice(0, 80)}: tool ${viaTool ?? "ok"}, ` +
+            `route ${viaRoute ?? "ok"} (${JSON.stringify(body).slice(0, 200)})`,
+        );
+        compared++;
+      }
+    }
+    assert.ok(compared >= 30);
+  } finally {
+    await handler.close();
+  }
+});
+
+Deno.test("the OpenAPI document describes routes that exist and take what it says", async () => {
+  await using tmp = await tmpDir();
+  await using mcp = await connectInProcess(`${tmp.path}/bus.sqlite`, "peer");
+  const handler = createHttpHandler({
+    deps: { bus: mcp.bus, search: mcp.bus.runtime.search },
+    policy: guardPolicy("127.0.0.1", {}),
+    maxBodyBytes: 1 << 20,
+    sessionIdleMs: 60_000,
+    jsonResponse: undefined,
+  });
+  try {
+    const created = await mcp.client.callTool({ name: "topic_create", arguments: { name: "d" } });
+    const topicId = (created.structuredContent as { topic_id: string }).topic_id;
+    const doc = await (await handler.handle(
+      new Request(`${BASE}/api/openapi.json`, {
+        headers: HOST,
+      }),
+    )).json() as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    let operations = 0;
+    for (const [template, methods] of Object.entries(doc.paths)) {
+      if (template === "/api/events") continue; // a stream: tested in events_test.ts
+      for (const [method, op] of Object.entries(methods)) {
+        const path = template.replace("{id}", topicId);
+        const url = new URL(`${BASE}${path}`);
+        for (const parameter of op.parameters ?? []) {
+          // after_seq and before_seq exclude each other (the route says so); after_seq is tried.
+          if (parameter.in === "query" && parameter.name !== "before_seq") {
+            url.searchParams.set(parameter.name, example(parameter.name, parameter.schema));
+          }
+        }
+        const body = op.requestBody
+          ? exampleBody(op.requestBody.content["application/json"].schema)
+          : undefined;
+        const response = await handler.handle(
+          new Request(url, {
+            method: method.toUpperCase(),
+            headers: { ...HOST, ...(body ? { "content-type": "application/json" } : {}) },
+            body: body ? JSON.stringify(body) : undefined,
+          }),
+        );
+        const text = await response.text();
+        assert.ok(
+          response.status < 400,
+          `${method.toUpperCase()} ${template} with every documented parameter: ` +
+            `${response.status} ${text.slice(0, 300)}`,
+        );
+        operations++;
+      }
+    }
+    assert.ok(operations >= 9, "every route was tried");
+  } finally {
+    await handler.close();
+  }
+});
+
+interface Schema {
+  type?: string | string[];
+  enum?: unknown[];
+  minimum?: number;
+  anyOf?: Schema[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  default?: unknown;
+}
+
+interface Operation {
+  parameters?: { name: string; in: string; schema: Schema }[];
+  requestBody?: { content: { "application/json": { schema: Schema } } };
+}
+
+/** A valid value for a documented parameter. */
+function example(name: string, schema: Schema): string {
+  if (schema.default !== undefined) return String(schema.default);
+  if (schema.enum) return String(schema.enum[0]);
+  const types = [schema.type ?? [], ...(schema.anyOf ?? []).map((s) => s.type ?? [])].flat();
+  if (types.includes("integer") || types.includes("number")) {
+    return String(schema.minimum ?? 1);
+  }
+  if (types.includes("boolean")) return "false";
+  return name === "since" || name === "until" ? "2026-01-01" : "example";
+}
+
+/** A body with every required field of a documented schema. */
+function exampleBody(schema: Schema): Record<string, unknown> {
+  return Object.fromEntries(
+    (schema.required ?? []).map((name) => [name, example(name, schema.properties![name]!)]),
+  );
+}
