@@ -16,9 +16,10 @@
  * curl. Every request passes the Host/Origin/token guard first, and a body
  * is read only up to the size limit, so a refused request stores nothing.
  *
- * Input bounds: the guard's checks are linear (see `guard.ts`); the route is
- * one anchored match whose only quantifier stops at `/`; the cookie header
- * is split once and a malformed `%`-escape in it is no token, not an error.
+ * The pieces are pure and live beside this file: `guard.ts` (Host, Origin,
+ * token), `routes.ts` (which MCP route), `wire.ts` (bodies and JSON-RPC
+ * refusals), `console_auth.ts` (the console's cookie), `sessions.ts`.
+ * Input bounds: every one of them is linear on hostile input.
  *
  * @module
  */
@@ -26,17 +27,17 @@
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { type CallToolResult, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import { cleanMailAgent } from "../../bus/mail.ts";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { BusError, type ErrorCode, httpStatusOf } from "../../errors.ts";
-import type { ProfileName } from "../../mcp/profiles.ts";
 import { createServer, type ServerDeps } from "../../mcp/server.ts";
 import { createToolRunner } from "../../mcp/tool_runner.ts";
 import { createConsole, type WebConsole } from "../../console/mod.ts";
-import { errorResponse, readCappedBody } from "../../console/respond.ts";
-import { timingSafeEqual } from "../../strings.ts";
+import { errorResponse } from "../../console/respond.ts";
+import { cookie, TOKEN_COOKIE, tokenExchange } from "./console_auth.ts";
 import { checkRequest, type GuardPolicy } from "./guard.ts";
+import { type Route, routeOf } from "./routes.ts";
 import { SessionRegistry } from "./sessions.ts";
+import { isShorthand, readJson, rpcError, startsSession } from "./wire.ts";
 
 /** What {@linkcode createHttpHandler} needs. */
 export interface HttpHandlerOptions {
@@ -59,15 +60,7 @@ export interface HttpHandler {
   close(): Promise<void>;
 }
 
-interface Route {
-  /** Sessions are bound to this key: `peer` or `agent:NAME`. */
-  key: string;
-  profile: ProfileName;
-  agent?: string;
-}
-
 const SESSION_HEADER = "mcp-session-id";
-const TOKEN_COOKIE = "agent_bus_token";
 
 /** Build the handler that `Deno.serve` calls. */
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
@@ -137,19 +130,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       );
     }
     const token = options.policy.token;
-    if (fromQuery !== null && token !== undefined) {
-      // Trade the token in the address for a cookie scripts cannot read, and drop it from the
-      // URL. (A wrong one beside a good cookie is only dropped.)
-      const headers: HeadersInit = timingSafeEqual(fromQuery, token)
-        ? {
-          location: "/",
-          "set-cookie": `${TOKEN_COOKIE}=${
-            encodeURIComponent(token)
-          }; Path=/; HttpOnly; SameSite=Strict`,
-        }
-        : { location: "/" };
-      return new Response(null, { status: 303, headers });
-    }
+    if (fromQuery !== null && token !== undefined) return tokenExchange(fromQuery, token);
     return await webConsole.handle(request, url);
   };
 
@@ -215,76 +196,4 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       return registry.closeAll();
     },
   };
-}
-
-/** The route of a path, an error for a bad agent name, or undefined for no route. */
-function routeOf(pathname: string): Route | { error: string } | undefined {
-  if (pathname === "/mcp" || pathname === "/mcp/") return { key: "peer", profile: "peer" };
-  const match = /^\/agents\/([^/]+)\/mcp\/?$/.exec(pathname);
-  if (!match) return undefined;
-  try {
-    const agent = cleanMailAgent(decodeURIComponent(match[1]!), "agent");
-    return { key: `agent:${agent}`, profile: "mailbox", agent };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-type Body = { value: unknown } | { status: 400 | 413; code: number; message: string };
-
-/** Read and parse a JSON body, refusing it unread when it is too large. */
-async function readJson(request: Request, maxBytes: number): Promise<Body> {
-  const tooLarge = {
-    status: 413,
-    code: -32000,
-    message: `Request body exceeds ${maxBytes} bytes`,
-  } as const;
-  const length = request.headers.get("content-length");
-  if (length !== null && Number(length) > maxBytes) return tooLarge;
-  // A declared length is enforced by the HTTP layer, so the body can be taken whole;
-  // a chunked body is counted as it streams.
-  const bytes = length !== null
-    ? new Uint8Array(await request.arrayBuffer())
-    : await readCappedBody(request, maxBytes);
-  if (bytes === undefined) return tooLarge;
-  try {
-    return { value: JSON.parse(new TextDecoder().decode(bytes)) };
-  } catch {
-    return { status: 400, code: -32700, message: "Parse error: the body is not JSON" };
-  }
-}
-
-/**
- * A cookie's value from the `Cookie` header, if present and well formed (a
- * malformed `%`-escape is no token, not a server error). Linear: one split.
- */
-function cookie(headers: Headers, name: string): string | undefined {
-  for (const part of (headers.get("cookie") ?? "").split(";")) {
-    const at = part.indexOf("=");
-    if (at === -1 || part.slice(0, at).trim() !== name) continue;
-    try {
-      return decodeURIComponent(part.slice(at + 1).trim());
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
-}
-
-function isShorthand(value: unknown): value is { tool: string; args?: unknown } {
-  return typeof value === "object" && value !== null && !Array.isArray(value) &&
-    !("jsonrpc" in value) && typeof (value as { tool?: unknown }).tool === "string";
-}
-
-function startsSession(value: unknown): boolean {
-  return Array.isArray(value) ? value.some(isInitializeRequest) : isInitializeRequest(value);
-}
-
-function rpcError(
-  status: number,
-  code: number,
-  message: string,
-  headers: HeadersInit = {},
-): Response {
-  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
 }
