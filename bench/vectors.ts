@@ -43,9 +43,14 @@ export async function benchVectorScan(
         const vector = unit();
         if (i % 1000 === 0) stored.push(vector);
         const messageId = `m${i}`;
-        saveEmbedding(store, "bench", messageId, [
-          { messageId, topicId: "t", chunk: 0, startChar: 0, endChar: 1, vector },
-        ], 1);
+        saveEmbedding(store, {
+          model: "bench",
+          messageId,
+          chunks: [
+            { messageId, topicId: "t", chunk: 0, startChar: 0, endChar: 1, vector },
+          ],
+          now: 1,
+        });
       }
     });
   }

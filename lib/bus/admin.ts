@@ -49,8 +49,8 @@ export type TopicSummary = Topic & TopicActivity;
  */
 export function findTopic(bus: Bus, ref: string): Topic {
   const row = bus.store.read(() =>
-    getTopic(bus.store, ref) ?? newestTopicByName(bus.store, ref, "open") ??
-      newestTopicByName(bus.store, ref, "closed")
+    getTopic(bus.store, ref) ?? newestTopicByName(bus.store, { name: ref, status: "open" }) ??
+      newestTopicByName(bus.store, { name: ref, status: "closed" })
   );
   if (!row) {
     throw new BusError("TOPIC_NOT_FOUND", `No topic with id or name "${ref}"`, {
@@ -67,9 +67,9 @@ export function topicSummaries(
 ): TopicSummary[] {
   const since = bus.now() - PRESENCE_WINDOW_SECONDS;
   return bus.store.read(() =>
-    listTopicRows(bus.store, args.status, args.limit).map((row) => ({
+    listTopicRows(bus.store, { status: args.status, limit: args.limit }).map((row) => ({
       ...toTopic(row),
-      ...topicActivity(bus.store, row.topic_id, since),
+      ...topicActivity(bus.store, { topicId: row.topic_id, activeSince: since }),
     }))
   );
 }
@@ -84,7 +84,7 @@ export function topicSummary(bus: Bus, topicId: string): TopicSummary {
   const since = bus.now() - PRESENCE_WINDOW_SECONDS;
   return bus.store.read(() => ({
     ...toTopic(requireTopic(bus.store, topicId)),
-    ...topicActivity(bus.store, topicId, since),
+    ...topicActivity(bus.store, { topicId, activeSince: since }),
   }));
 }
 
@@ -96,16 +96,16 @@ export function topicSummary(bus: Bus, topicId: string): TopicSummary {
  */
 export async function renameTopic(
   bus: Bus,
-  topicId: string,
-  newName: string,
+  args: { topicId: string; name: string },
 ): Promise<{ topic: Topic; previous: string; changed: boolean }> {
-  const name = cleanName(newName, "name", MAX_TOPIC_NAME_CHARS);
+  const { topicId } = args;
+  const name = cleanName(args.name, "name", MAX_TOPIC_NAME_CHARS);
   return await write(bus, () => {
     const before = requireTopic(bus.store, topicId);
     if (before.name === name) {
       return { topic: toTopic(before), previous: before.name, changed: false };
     }
-    renameTopicRow(bus.store, topicId, name);
+    renameTopicRow(bus.store, { topicId, name });
     bumpTopicsVersion(bus.store);
     return {
       topic: toTopic(requireTopic(bus.store, topicId)),
@@ -143,7 +143,7 @@ export function messagesFrom(
 
 /** The last `count` messages of a topic, oldest first. */
 export function latestMessages(bus: Bus, topicId: string, count: number): Message[] {
-  return bus.store.read(() => lastMessages(bus.store, topicId, count).map(toMessage));
+  return bus.store.read(() => lastMessages(bus.store, { topicId, limit: count }).map(toMessage));
 }
 
 /**
@@ -166,8 +166,8 @@ export function messagesPage(
         limit: n,
       })
       : page.beforeSeq !== undefined
-      ? messagesBefore(bus.store, topicId, page.beforeSeq, n)
-      : lastMessages(bus.store, topicId, n);
+      ? messagesBefore(bus.store, { topicId, beforeSeq: page.beforeSeq, limit: n })
+      : lastMessages(bus.store, { topicId, limit: n });
     const more = rows.length > page.limit;
     // After a seq the extra row is the newest; otherwise the oldest.
     const kept = !more ? rows : page.afterSeq !== undefined ? rows.slice(0, -1) : rows.slice(1);
@@ -184,7 +184,7 @@ export interface MessageEvent {
 /** Messages of every topic stored after `position`, in order (at most `limit`). */
 export function messagesSincePosition(bus: Bus, position: number, limit: number): MessageEvent[] {
   return bus.store.read(() =>
-    messagesSince(bus.store, position, limit).map((row) => ({
+    messagesSince(bus.store, { afterId: position, limit }).map((row) => ({
       position: row.event_id,
       message: toMessage(row),
     }))

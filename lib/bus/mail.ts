@@ -207,7 +207,7 @@ export function peekMailbox(
   limit: number,
 ): { messages: Mail[]; unread: number } {
   return bus.store.read(() => ({
-    messages: peekMail(bus.store, agent, limit).map(toMail),
+    messages: peekMail(bus.store, { agent, limit }).map(toMail),
     unread: unreadCount(bus.store, agent),
   }));
 }
@@ -291,7 +291,10 @@ export class PeerRegistration {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     try {
-      await write(this.#bus, () => unregisterPeer(this.#bus.store, this.name, this.#holder));
+      await write(
+        this.#bus,
+        () => unregisterPeer(this.#bus.store, { name: this.name, holder: this.#holder }),
+      );
     } catch {
       // The database is gone: the registration lapses by itself.
     }

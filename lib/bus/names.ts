@@ -93,7 +93,7 @@ export async function joinTopic(bus: Bus, session: Session, args: JoinArgs): Pro
     const held = session.get(topic.topic_id);
     // This session already holds the name: its own token is the proof.
     const proof = token ?? (held?.agentName === agentName ? held.reclaimToken : undefined);
-    const reservation = getReservation(bus.store, topic.topic_id, agentName);
+    const reservation = getReservation(bus.store, { topicId: topic.topic_id, agentName });
     let reclaimToken: string;
     let reclaimed = false;
     if (!reservation) {
@@ -105,10 +105,10 @@ export async function joinTopic(bus: Bus, session: Session, args: JoinArgs): Pro
         created_at: now,
         last_claimed_at: now,
       });
-      reclaimed = hasCursor(bus.store, topic.topic_id, agentName);
+      reclaimed = hasCursor(bus.store, { topicId: topic.topic_id, agentName });
     } else if (proof !== undefined && timingSafeEqual(proof, reservation.reclaim_token)) {
       reclaimToken = reservation.reclaim_token;
-      touchReservation(bus.store, topic.topic_id, agentName, now);
+      touchReservation(bus.store, { topicId: topic.topic_id, agentName, now });
       reclaimed = true;
     } else {
       const suggestions = suggestNames(agentName, reservedNames(bus.store, topic.topic_id));

@@ -47,7 +47,11 @@ export function topicPresence(
   const now = bus.now();
   const rows = bus.store.read(() => {
     requireTopic(bus.store, args.topicId);
-    return recentCursors(bus.store, args.topicId, now - args.windowSeconds, args.limit);
+    return recentCursors(bus.store, {
+      topicId: args.topicId,
+      since: now - args.windowSeconds,
+      limit: args.limit,
+    });
   });
   const peers = rows.map((row) => ({
     agent_name: row.agent_name,
@@ -90,7 +94,12 @@ export async function cursorReset(
       throw invalidArgument(`last_seq exceeds latest message seq (${latest})`);
     }
     const now = bus.now();
-    setCursor(bus.store, args.topicId, identity.agentName, args.lastSeq, now);
+    setCursor(bus.store, {
+      topicId: args.topicId,
+      agentName: identity.agentName,
+      lastSeq: args.lastSeq,
+      now,
+    });
     return {
       topic_id: args.topicId,
       agent_name: identity.agentName,

@@ -187,7 +187,7 @@ export async function cancelAsk(
       };
     }
     const reason = args.reason?.trim() ? args.reason : null;
-    cancelQuestion(bus.store, row.question_id, reason);
+    cancelQuestion(bus.store, { questionId: row.question_id, reason });
     return { state: stateOf({ ...row, status: "cancelled", cancel_reason: reason }), warnings: [] };
   });
 }
@@ -211,7 +211,7 @@ export async function drainQuestions(
   const read = () =>
     bus.store.read(() => {
       requireTopic(bus.store, args.topicId);
-      return pendingQuestions(bus.store, args.topicId, args.limit);
+      return pendingQuestions(bus.store, { topicId: args.topicId, limit: args.limit });
     });
   let pending = read();
   if (pending.length === 0 && waitSeconds > 0) {

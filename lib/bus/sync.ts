@@ -139,7 +139,11 @@ export async function sync(
   const first = await write(bus, () => {
     const round = syncRound(bus, identity, args, items);
     if (round.received.length === 0 && waitSeconds > 0) {
-      markWaiting(bus.store, args.topicId, identity.agentName, bus.now() + waitSeconds);
+      markWaiting(bus.store, {
+        topicId: args.topicId,
+        agentName: identity.agentName,
+        until: bus.now() + waitSeconds,
+      });
     }
     return round;
   });
@@ -167,7 +171,9 @@ export async function sync(
         round = await write(bus, () => {
           const next = syncRound(bus, identity, { ...args, ackThrough: undefined }, []);
           waiting = next.received.length === 0 && outcome !== "timeout";
-          if (!waiting) clearWaiting(bus.store, args.topicId, identity.agentName);
+          if (!waiting) {
+            clearWaiting(bus.store, { topicId: args.topicId, agentName: identity.agentName });
+          }
           return next;
         });
         if (!waiting) break;
@@ -176,7 +182,10 @@ export async function sync(
       clearInterval(progress);
       // Cancelled or failed: take the mark back (best effort; it expires anyway).
       if (waiting) {
-        await write(bus, () => clearWaiting(bus.store, args.topicId, identity.agentName))
+        await write(
+          bus,
+          () => clearWaiting(bus.store, { topicId: args.topicId, agentName: identity.agentName }),
+        )
           .catch(() => {});
       }
     }
@@ -230,7 +239,7 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   const topic = requireTopic(store, args.topicId);
   if (items.length > 0) ensureOpen(topic);
   const now = bus.now();
-  let cursor = touchCursor(store, topic.topic_id, identity.agentName, now);
+  let cursor = touchCursor(store, { topicId: topic.topic_id, agentName: identity.agentName, now });
   const sent = items.length > 0
     ? insertOutbox(bus, identity.agentName, topic.topic_id, items, now)
     : [];
@@ -241,7 +250,12 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
       throw invalidArgument(`ack_through exceeds latest message seq (${latest})`);
     }
     if (args.ackThrough > cursor.last_seq) {
-      setCursor(store, topic.topic_id, identity.agentName, args.ackThrough, now);
+      setCursor(store, {
+        topicId: topic.topic_id,
+        agentName: identity.agentName,
+        lastSeq: args.ackThrough,
+        now,
+      });
       cursor = { ...cursor, last_seq: args.ackThrough };
     }
   }
@@ -260,7 +274,12 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   const hasMore = rows.length > batch.length;
   const last = batch.at(-1);
   if (args.autoAdvance && last) {
-    setCursor(store, topic.topic_id, identity.agentName, last.seq, now);
+    setCursor(store, {
+      topicId: topic.topic_id,
+      agentName: identity.agentName,
+      lastSeq: last.seq,
+      now,
+    });
     cursor = { ...cursor, last_seq: last.seq };
   }
   if (!args.includeSelf && !hasMore && (args.autoAdvance || !last)) {
@@ -279,22 +298,21 @@ function insertOutbox(
 ): { message: Message; duplicate: boolean }[] {
   const store = bus.store;
   const sent: { message: Message; duplicate: boolean }[] = [];
-  let seq = nextSeq(store, topicId, now);
+  let seq = nextSeq(store, { topicId, now });
   const firstSeq = seq;
   for (const [index, item] of items.entries()) {
     if (item.clientMessageId !== null) {
-      const existing = findByClientMessageId(
-        store,
+      const existing = findByClientMessageId(store, {
         topicId,
         sender,
-        item.clientMessageId,
-      );
+        clientMessageId: item.clientMessageId,
+      });
       if (existing) {
         sent.push({ message: toMessage(existing), duplicate: true });
         continue;
       }
     }
-    if (item.replyTo !== null && !messageInTopic(store, topicId, item.replyTo)) {
+    if (item.replyTo !== null && !messageInTopic(store, { topicId, messageId: item.replyTo })) {
       throw invalidArgument(
         `outbox[${index}].reply_to "${item.replyTo}" is not a message in topic "${topicId}"`,
       );
@@ -317,7 +335,7 @@ function insertOutbox(
     seq++;
   }
   if (seq > firstSeq) {
-    setNextSeq(store, topicId, seq, now);
+    setNextSeq(store, { topicId, next: seq, now });
     bumpTopicsVersion(store);
   }
   return sent;

@@ -84,7 +84,7 @@ export async function createTopic(
   const metadata = metadataJson(args.metadata, "metadata", bus.config.maxMetadataChars);
   return await write(bus, () => {
     if (args.mode === "reuse" && name !== undefined) {
-      const existing = newestTopicByName(bus.store, name, "open");
+      const existing = newestTopicByName(bus.store, { name, status: "open" });
       if (existing) return { topic: toTopic(existing), reused: true };
     }
     const topicId = uniqueTopicId(bus.store);
@@ -108,7 +108,9 @@ export function listTopics(
   bus: Bus,
   args: { status: TopicStatusFilter; limit: number },
 ): { topics: Topic[]; hasMore: boolean } {
-  const rows = bus.store.read(() => listTopicRows(bus.store, args.status, args.limit + 1));
+  const rows = bus.store.read(() =>
+    listTopicRows(bus.store, { status: args.status, limit: args.limit + 1 })
+  );
   return { topics: rows.slice(0, args.limit).map(toTopic), hasMore: rows.length > args.limit };
 }
 
@@ -125,8 +127,8 @@ export function resolveTopic(bus: Bus, args: { name: string; allowClosed: boolea
 
 /** {@linkcode resolveTopic} for callers already inside a transaction. */
 export function findByName(store: Store, name: string, allowClosed: boolean): TopicRow {
-  const row = newestTopicByName(store, name, "open") ??
-    (allowClosed ? newestTopicByName(store, name, "closed") : undefined);
+  const row = newestTopicByName(store, { name, status: "open" }) ??
+    (allowClosed ? newestTopicByName(store, { name, status: "closed" }) : undefined);
   if (!row) {
     const hint = allowClosed ? "" : " (pass allow_closed=true to include closed topics)";
     throw new BusError("TOPIC_NOT_FOUND", `No open topic named "${name}"${hint}`, {
@@ -158,7 +160,7 @@ export async function closeTopic(
         }],
       };
     }
-    closeTopicRow(bus.store, args.topicId, bus.now(), reason);
+    closeTopicRow(bus.store, { topicId: args.topicId, closedAt: bus.now(), reason });
     bumpTopicsVersion(bus.store);
     return { topic: toTopic(requireTopic(bus.store, args.topicId)), warnings: [] };
   });

@@ -118,7 +118,9 @@ export class Indexer {
     clearTimeout(this.#timer);
     await this.#running;
     try {
-      await this.#store.immediate(() => releaseLease(this.#store, LEASE, this.#holder));
+      await this.#store.immediate(() =>
+        releaseLease(this.#store, { name: LEASE, holder: this.#holder })
+      );
     } catch {
       // The database is gone or closed: the lease expires on its own.
     }
@@ -170,7 +172,7 @@ export class Indexer {
     // Derived before the write lock is taken: the lock is held only for the updates.
     const terms = rows.map((row) => codeTerms(row.content));
     await this.#store.immediate(() => {
-      rows.forEach((row, i) => setTerms(this.#store, row.rowid, terms[i]!));
+      rows.forEach((row, i) => setTerms(this.#store, { rowid: row.rowid, terms: terms[i]! }));
     });
     return rows.length > 0;
   }
@@ -184,7 +186,7 @@ export class Indexer {
     const { progress, range, holder } = this.#store.read(() => ({
       progress: getProgress(this.#store, model),
       range: messageRowidRange(this.#store),
-      holder: leaseHolder(this.#store, LEASE, this.#now()),
+      holder: leaseHolder(this.#store, { name: LEASE, now: this.#now() }),
     }));
     const start = progress ?? { highWater: range.max, lowWater: range.max + 1 };
     const hasWork = range.max > start.highWater || (range.max > 0 && start.lowWater > range.min);
@@ -194,7 +196,9 @@ export class Indexer {
         this.refreshCounts();
       }
       if (holder === this.#holder) {
-        await this.#store.immediate(() => releaseLease(this.#store, LEASE, this.#holder));
+        await this.#store.immediate(() =>
+          releaseLease(this.#store, { name: LEASE, holder: this.#holder })
+        );
       }
       return false;
     }
@@ -221,10 +225,14 @@ export class Indexer {
 
   /** Embed one batch of pending messages, newest arrivals first, then history downward. */
   async #embedBatch(model: string, start: Progress, minRowid: number): Promise<boolean> {
-    const upward = this.#store.read(() => pendingAbove(this.#store, model, start.highWater, BATCH));
+    const upward = this.#store.read(() =>
+      pendingAbove(this.#store, { model, after: start.highWater, limit: BATCH })
+    );
     const batch = upward.length > 0
       ? upward
-      : this.#store.read(() => pendingBelow(this.#store, model, start.lowWater, BATCH));
+      : this.#store.read(() =>
+        pendingBelow(this.#store, { model, before: start.lowWater, limit: BATCH })
+      );
     const progress: Progress = { ...start };
     if (upward.length > 0) {
       progress.highWater = Math.max(start.highWater, ...upward.map((m) => m.rowid));
@@ -263,10 +271,10 @@ export class Indexer {
             now,
           });
         } else {
-          saveEmbedding(this.#store, model, message.message_id, chunks, now);
+          saveEmbedding(this.#store, { model, messageId: message.message_id, chunks, now });
         }
       }
-      setProgress(this.#store, model, progress, now);
+      setProgress(this.#store, { model, progress, now });
       claimLease(this.#store, {
         name: LEASE,
         holder: this.#holder,

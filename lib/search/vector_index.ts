@@ -98,7 +98,11 @@ export class VectorIndex {
         this.#epoch = epoch;
       }
       for (;;) {
-        const rows = chunksAfter(store, this.model, this.#lastId, LOAD_BATCH);
+        const rows = chunksAfter(store, {
+          model: this.model,
+          afterId: this.#lastId,
+          limit: LOAD_BATCH,
+        });
         for (const row of rows) {
           this.add({
             id: row.id,

@@ -18,19 +18,20 @@ export interface CursorRow {
 /** The cursor of a peer, creating it at 0 if missing, and touching its presence. */
 export function touchCursor(
   store: Store,
-  topicId: string,
-  agentName: string,
-  now: number,
+  { topicId, agentName, now }: { topicId: string; agentName: string; now: number },
 ): CursorRow {
   store.stmt(
     `INSERT INTO cursors (topic_id, agent_name, last_seq, updated_at) VALUES (?, ?, 0, ?)
      ON CONFLICT (topic_id, agent_name) DO UPDATE SET updated_at = excluded.updated_at`,
   ).run(topicId, agentName, now);
-  return getCursor(store, topicId, agentName)!;
+  return getCursor(store, { topicId, agentName })!;
 }
 
 /** The cursor of a peer, if it has ever synced. */
-export function getCursor(store: Store, topicId: string, agentName: string): CursorRow | undefined {
+export function getCursor(
+  store: Store,
+  { topicId, agentName }: { topicId: string; agentName: string },
+): CursorRow | undefined {
   return store.stmt("SELECT * FROM cursors WHERE topic_id = ? AND agent_name = ?").get(
     topicId,
     agentName,
@@ -40,10 +41,12 @@ export function getCursor(store: Store, topicId: string, agentName: string): Cur
 /** Set a peer's cursor (creating it if missing) and touch its presence. */
 export function setCursor(
   store: Store,
-  topicId: string,
-  agentName: string,
-  lastSeq: number,
-  now: number,
+  { topicId, agentName, lastSeq, now }: {
+    topicId: string;
+    agentName: string;
+    lastSeq: number;
+    now: number;
+  },
 ): void {
   store.stmt(
     `INSERT INTO cursors (topic_id, agent_name, last_seq, updated_at) VALUES (?, ?, ?, ?)
@@ -53,16 +56,17 @@ export function setCursor(
 }
 
 /** True when any cursor exists under this name (a peer from before reservations). */
-export function hasCursor(store: Store, topicId: string, agentName: string): boolean {
-  return getCursor(store, topicId, agentName) !== undefined;
+export function hasCursor(
+  store: Store,
+  { topicId, agentName }: { topicId: string; agentName: string },
+): boolean {
+  return getCursor(store, { topicId, agentName }) !== undefined;
 }
 
 /** Peers whose cursor was touched at or after `since`, most recent first. */
 export function recentCursors(
   store: Store,
-  topicId: string,
-  since: number,
-  limit: number,
+  { topicId, since, limit }: { topicId: string; since: number; limit: number },
 ): CursorRow[] {
   return store.stmt(
     `SELECT * FROM cursors WHERE topic_id = ? AND updated_at >= ?
@@ -97,7 +101,10 @@ export function presenceSince(
 }
 
 /** Record that a peer's `sync` waits on a topic until `until` (at the latest). */
-export function markWaiting(store: Store, topicId: string, agentName: string, until: number): void {
+export function markWaiting(
+  store: Store,
+  { topicId, agentName, until }: { topicId: string; agentName: string; until: number },
+): void {
   store.stmt(
     `INSERT INTO bus_waiters (topic_id, agent_name, until) VALUES (?, ?, ?)
      ON CONFLICT (topic_id, agent_name) DO UPDATE SET until = excluded.until`,
@@ -105,7 +112,10 @@ export function markWaiting(store: Store, topicId: string, agentName: string, un
 }
 
 /** The peer's `sync` stopped waiting. */
-export function clearWaiting(store: Store, topicId: string, agentName: string): void {
+export function clearWaiting(
+  store: Store,
+  { topicId, agentName }: { topicId: string; agentName: string },
+): void {
   store.stmt("DELETE FROM bus_waiters WHERE topic_id = ? AND agent_name = ?").run(
     topicId,
     agentName,

@@ -22,16 +22,22 @@ export function claimLease(
      ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
      WHERE bus_leases.holder = excluded.holder OR bus_leases.expires_at < ?`,
   ).run(lease.name, lease.holder, lease.expiresAt, lease.now);
-  return leaseHolder(store, lease.name, lease.now) === lease.holder;
+  return leaseHolder(store, { name: lease.name, now: lease.now }) === lease.holder;
 }
 
 /** Give up the lease if `holder` has it. */
-export function releaseLease(store: Store, name: string, holder: string): void {
+export function releaseLease(
+  store: Store,
+  { name, holder }: { name: string; holder: string },
+): void {
   store.stmt("DELETE FROM bus_leases WHERE name = ? AND holder = ?").run(name, holder);
 }
 
 /** Who holds the lease now (undefined when free or expired). */
-export function leaseHolder(store: Store, name: string, now: number): string | undefined {
+export function leaseHolder(
+  store: Store,
+  { name, now }: { name: string; now: number },
+): string | undefined {
   const row = store.stmt("SELECT holder, expires_at FROM bus_leases WHERE name = ?").get(name) as
     | { holder: string; expires_at: number }
     | undefined;

@@ -80,7 +80,10 @@ export function popMail(
 }
 
 /** The oldest unread messages of `agent`, without marking them. */
-export function peekMail(store: Store, agent: string, limit: number): MailRow[] {
+export function peekMail(
+  store: Store,
+  { agent, limit }: { agent: string; limit: number },
+): MailRow[] {
   return store.stmt(
     `SELECT * FROM bus_mailbox WHERE to_agent = ? AND done = 0 ORDER BY created, rowid LIMIT ?`,
   ).all(agent, limit) as unknown as MailRow[];
@@ -103,7 +106,10 @@ export function registerPeer(
  * End a peer's registration, if `holder` still owns it. The row stays,
  * expired, so the name remains known (see {@linkcode nameUsed}).
  */
-export function unregisterPeer(store: Store, name: string, holder: string): void {
+export function unregisterPeer(
+  store: Store,
+  { name, holder }: { name: string; holder: string },
+): void {
   store.stmt("UPDATE bus_peers SET expires_at = 0 WHERE name = ? AND holder = ?").run(name, holder);
 }
 

@@ -28,7 +28,7 @@ export interface MessageRow {
 export type NewMessageRow = MessageRow & { terms: string };
 
 /** The next seq to allocate in a topic, creating its `topic_seq` row if missing. */
-export function nextSeq(store: Store, topicId: string, now: number): number {
+export function nextSeq(store: Store, { topicId, now }: { topicId: string; now: number }): number {
   store.stmt(
     `INSERT OR IGNORE INTO topic_seq (topic_id, next_seq, updated_at)
      SELECT ?, COALESCE(MAX(seq), 0) + 1, ? FROM messages WHERE topic_id = ?`,
@@ -40,7 +40,10 @@ export function nextSeq(store: Store, topicId: string, now: number): number {
 }
 
 /** Record the next seq to allocate after an insert. */
-export function setNextSeq(store: Store, topicId: string, next: number, now: number): void {
+export function setNextSeq(
+  store: Store,
+  { topicId, next, now }: { topicId: string; next: number; now: number },
+): void {
   store.stmt("UPDATE topic_seq SET next_seq = ?, updated_at = ? WHERE topic_id = ?").run(
     next,
     now,
@@ -102,9 +105,11 @@ export function messageIdTaken(store: Store, messageId: string): boolean {
 /** The message a sender already stored under this idempotency key. */
 export function findByClientMessageId(
   store: Store,
-  topicId: string,
-  sender: string,
-  clientMessageId: string,
+  { topicId, sender, clientMessageId }: {
+    topicId: string;
+    sender: string;
+    clientMessageId: string;
+  },
 ): MessageRow | undefined {
   return store.stmt(
     "SELECT * FROM messages WHERE topic_id = ? AND sender = ? AND client_message_id = ?",
@@ -112,7 +117,10 @@ export function findByClientMessageId(
 }
 
 /** True when a message with this id exists in this topic. */
-export function messageInTopic(store: Store, topicId: string, messageId: string): boolean {
+export function messageInTopic(
+  store: Store,
+  { topicId, messageId }: { topicId: string; messageId: string },
+): boolean {
   return store.stmt("SELECT 1 FROM messages WHERE message_id = ? AND topic_id = ?").get(
     messageId,
     topicId,
@@ -154,7 +162,10 @@ export function hasMessagesAfter(store: Store, query: Omit<AfterQuery, "limit">)
 }
 
 /** The last `limit` messages of a topic, oldest first. */
-export function lastMessages(store: Store, topicId: string, limit: number): MessageRow[] {
+export function lastMessages(
+  store: Store,
+  { topicId, limit }: { topicId: string; limit: number },
+): MessageRow[] {
   return store.stmt(
     `SELECT * FROM (SELECT * FROM messages WHERE topic_id = ? ORDER BY seq DESC LIMIT ?)
      ORDER BY seq`,
@@ -164,9 +175,7 @@ export function lastMessages(store: Store, topicId: string, limit: number): Mess
 /** Messages with seq < `beforeSeq`, the newest `limit` of them, oldest first. */
 export function messagesBefore(
   store: Store,
-  topicId: string,
-  beforeSeq: number,
-  limit: number,
+  { topicId, beforeSeq, limit }: { topicId: string; beforeSeq: number; limit: number },
 ): MessageRow[] {
   return store.stmt(
     `SELECT * FROM (SELECT * FROM messages WHERE topic_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?)
@@ -178,7 +187,10 @@ export function messagesBefore(
 export type OrderedMessageRow = MessageRow & { event_id: number };
 
 /** Messages of every topic stored after position `afterId`, in order. */
-export function messagesSince(store: Store, afterId: number, limit: number): OrderedMessageRow[] {
+export function messagesSince(
+  store: Store,
+  { afterId, limit }: { afterId: number; limit: number },
+): OrderedMessageRow[] {
   return store.stmt(
     "SELECT rowid AS event_id, * FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?",
   ).all(afterId, limit) as unknown as OrderedMessageRow[];

@@ -22,8 +22,7 @@ export interface ReservationRow {
 /** The reservation of a name in a topic. */
 export function getReservation(
   store: Store,
-  topicId: string,
-  agentName: string,
+  { topicId, agentName }: { topicId: string; agentName: string },
 ): ReservationRow | undefined {
   return store.stmt(
     "SELECT * FROM agent_name_reservations WHERE topic_id = ? AND agent_name = ?",
@@ -41,9 +40,7 @@ export function insertReservation(store: Store, row: ReservationRow): void {
 /** Record a reclaim. */
 export function touchReservation(
   store: Store,
-  topicId: string,
-  agentName: string,
-  now: number,
+  { topicId, agentName, now }: { topicId: string; agentName: string; now: number },
 ): void {
   store.stmt(
     "UPDATE agent_name_reservations SET last_claimed_at = ? WHERE topic_id = ? AND agent_name = ?",

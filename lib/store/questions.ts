@@ -50,7 +50,10 @@ export function questionIdTaken(store: Store, questionId: string): boolean {
 }
 
 /** Pending questions of a topic, oldest first. */
-export function pendingQuestions(store: Store, topicId: string, limit: number): QuestionRow[] {
+export function pendingQuestions(
+  store: Store,
+  { topicId, limit }: { topicId: string; limit: number },
+): QuestionRow[] {
   return store.stmt(
     `SELECT * FROM questions WHERE topic_id = ? AND status = 'pending'
      ORDER BY asked_at, rowid LIMIT ?`,
@@ -76,7 +79,10 @@ export function answerQuestion(
 }
 
 /** Cancel a pending question (the reason may be null). */
-export function cancelQuestion(store: Store, questionId: string, reason: string | null): void {
+export function cancelQuestion(
+  store: Store,
+  { questionId, reason }: { questionId: string; reason: string | null },
+): void {
   store.stmt(
     "UPDATE questions SET status = 'cancelled', cancel_reason = ? WHERE question_id = ? AND status = 'pending'",
   ).run(reason, questionId);

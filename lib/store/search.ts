@@ -99,7 +99,7 @@ export function hasPendingTerms(store: Store): boolean {
 }
 
 /** Store the code terms of an index row and take it off the queue. */
-export function setTerms(store: Store, rowid: number, terms: string): void {
+export function setTerms(store: Store, { rowid, terms }: { rowid: number; terms: string }): void {
   store.stmt("UPDATE bus_fts SET terms = ? WHERE rowid = ?").run(terms, rowid);
   store.stmt("DELETE FROM bus_terms_queue WHERE rowid = ?").run(rowid);
 }

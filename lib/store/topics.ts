@@ -49,8 +49,7 @@ export function getTopic(store: Store, topicId: string): TopicRow | undefined {
 /** The newest topic with exactly this name and status. */
 export function newestTopicByName(
   store: Store,
-  name: string,
-  status: "open" | "closed",
+  { name, status }: { name: string; status: "open" | "closed" },
 ): TopicRow | undefined {
   return store.stmt(
     `SELECT * FROM topics WHERE name = ? AND status = ?
@@ -59,7 +58,10 @@ export function newestTopicByName(
 }
 
 /** Topics, newest first. */
-export function listTopics(store: Store, status: TopicStatusFilter, limit: number): TopicRow[] {
+export function listTopics(
+  store: Store,
+  { status, limit }: { status: TopicStatusFilter; limit: number },
+): TopicRow[] {
   if (status === "all") {
     return store.stmt("SELECT * FROM topics ORDER BY created_at DESC, rowid DESC LIMIT ?").all(
       limit,
@@ -73,9 +75,7 @@ export function listTopics(store: Store, status: TopicStatusFilter, limit: numbe
 /** Mark an open topic closed; a closed one is left as it is. */
 export function closeTopic(
   store: Store,
-  topicId: string,
-  closedAt: number,
-  reason: string | null,
+  { topicId, closedAt, reason }: { topicId: string; closedAt: number; reason: string | null },
 ): void {
   store.stmt(
     `UPDATE topics SET status = 'closed', closed_at = ?, close_reason = ?
@@ -111,7 +111,10 @@ export interface TopicActivity {
 }
 
 /** Message count, last seq and time, and recently active agents of a topic. */
-export function topicActivity(store: Store, topicId: string, activeSince: number): TopicActivity {
+export function topicActivity(
+  store: Store,
+  { topicId, activeSince }: { topicId: string; activeSince: number },
+): TopicActivity {
   const counts = store.stmt(
     "SELECT COUNT(*) AS n, MAX(seq) AS s, MAX(created_at) AS t FROM messages WHERE topic_id = ?",
   ).get(topicId) as { n: number; s: number | null; t: number | null };
@@ -127,7 +130,10 @@ export function topicActivity(store: Store, topicId: string, activeSince: number
 }
 
 /** Give a topic a new name (message bodies are never touched). */
-export function renameTopic(store: Store, topicId: string, name: string): void {
+export function renameTopic(
+  store: Store,
+  { topicId, name }: { topicId: string; name: string },
+): void {
   store.stmt("UPDATE topics SET name = ? WHERE topic_id = ?").run(name, topicId);
 }
 

@@ -52,9 +52,7 @@ export interface Progress {
 /** Chunks of `model` with id above `afterId`, oldest first, at most `limit`. */
 export function chunksAfter(
   store: Store,
-  model: string,
-  afterId: number,
-  limit: number,
+  { model, afterId, limit }: { model: string; afterId: number; limit: number },
 ): ChunkRow[] {
   return store.stmt(
     `SELECT id, message_id, topic_id, chunk, start_char, end_char, vector FROM bus_chunks
@@ -73,10 +71,12 @@ export function vectorsEpoch(store: Store): number {
 /** Store the chunks of one message and mark it done for `model`. */
 export function saveEmbedding(
   store: Store,
-  model: string,
-  messageId: string,
-  chunks: readonly NewChunk[],
-  now: number,
+  { model, messageId, chunks, now }: {
+    model: string;
+    messageId: string;
+    chunks: readonly NewChunk[];
+    now: number;
+  },
 ): void {
   const insert = store.stmt(
     `INSERT OR REPLACE INTO bus_chunks (message_id, model, chunk, topic_id, start_char, end_char, vector)
@@ -124,7 +124,10 @@ export function getProgress(store: Store, model: string): Progress | undefined {
 }
 
 /** Save the progress of `model`. */
-export function setProgress(store: Store, model: string, progress: Progress, now: number): void {
+export function setProgress(
+  store: Store,
+  { model, progress, now }: { model: string; progress: Progress; now: number },
+): void {
   store.stmt(
     `INSERT INTO bus_index_progress (model, high_water, low_water, updated_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (model) DO UPDATE SET high_water = excluded.high_water,
@@ -135,9 +138,7 @@ export function setProgress(store: Store, model: string, progress: Progress, now
 /** Unprocessed messages with rowid above `after`, lowest first. */
 export function pendingAbove(
   store: Store,
-  model: string,
-  after: number,
-  limit: number,
+  { model, after, limit }: { model: string; after: number; limit: number },
 ): PendingMessage[] {
   return store.stmt(
     `SELECT m.rowid AS rowid, m.message_id, m.topic_id, m.content_markdown FROM messages AS m
@@ -150,9 +151,7 @@ export function pendingAbove(
 /** Unprocessed messages with rowid below `before`, highest (newest) first. */
 export function pendingBelow(
   store: Store,
-  model: string,
-  before: number,
-  limit: number,
+  { model, before, limit }: { model: string; before: number; limit: number },
 ): PendingMessage[] {
   return store.stmt(
     `SELECT m.rowid AS rowid, m.message_id, m.topic_id, m.content_markdown FROM messages AS m

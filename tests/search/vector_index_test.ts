@@ -100,14 +100,19 @@ Deno.test("VectorIndex.refresh loads new vectors and reloads after a deletion", 
   ).map((r) => r.message_id);
   const save = (messageId: string, vector: Float32Array) =>
     bus.store.immediate(() =>
-      saveEmbedding(bus.store, "m", messageId, [{
+      saveEmbedding(bus.store, {
+        model: "m",
         messageId,
-        topicId,
-        chunk: 0,
-        startChar: 0,
-        endChar: 3,
-        vector,
-      }], 1)
+        chunks: [{
+          messageId,
+          topicId,
+          chunk: 0,
+          startChar: 0,
+          endChar: 3,
+          vector,
+        }],
+        now: 1,
+      })
     );
   const exact: ExactVectors = (chunkIds) => bus.store.read(() => chunkVectors(bus.store, chunkIds));
   await save(ids[0]!, unit([1, 0, 0, 0]));

@@ -111,11 +111,10 @@ export const topicsCommand: Command = defineCommand({
         const [ref, name] = needArgs(2, "a TOPIC and a NEW_NAME");
         await using runtime = openCliRuntime(ctx);
         const { bus } = runtime;
-        const { topic, previous, changed } = await renameTopic(
-          bus,
-          findTopic(bus, ref!).topic_id,
-          name!,
-        );
+        const { topic, previous, changed } = await renameTopic(bus, {
+          topicId: findTopic(bus, ref!).topic_id,
+          name: name!,
+        });
         if (json) outJson({ ...topic, previous_name: previous, changed });
         else {out(
             changed
