@@ -19,15 +19,18 @@ import {
 import { type DbCounts, dbCounts } from "../store/stats.ts";
 import {
   bumpTopicsVersion,
+  countTopics,
   type DeletedRows,
   deleteTopic as deleteTopicRows,
   getTopic,
-  listTopics as listTopicRows,
   newestTopicByName,
   renameTopic as renameTopicRow,
   type TopicActivity,
   topicActivity,
+  type TopicRow,
+  type TopicSort,
   type TopicStatusFilter,
+  topicSummaryRows,
   topicsVersion,
 } from "../store/topics.ts";
 import { type Message, toMessage } from "./messages.ts";
@@ -60,18 +63,49 @@ export function findTopic(bus: Bus, ref: string): Topic {
   return toTopic(row);
 }
 
-/** Topics newest first, each with its message count, last activity and present agents. */
-export function topicSummaries(
-  bus: Bus,
-  args: { status: TopicStatusFilter; limit: number },
-): TopicSummary[] {
-  const since = bus.now() - PRESENCE_WINDOW_SECONDS;
+/** Which topics {@linkcode topicSummaries} lists, and in what order. */
+export interface SummaryArgs {
+  status: TopicStatusFilter;
+  limit: number;
+  /** Only names containing this (case-insensitive for ASCII). */
+  nameContains?: string | undefined;
+  /** Default `created` (newest first). */
+  sort?: TopicSort;
+}
+
+/**
+ * Topics, each with its message count, last activity and present agents:
+ * filtered, sorted and cut by the database in one query.
+ */
+export function topicSummaries(bus: Bus, args: SummaryArgs): TopicSummary[] {
+  const activeSince = bus.now() - PRESENCE_WINDOW_SECONDS;
   return bus.store.read(() =>
-    listTopicRows(bus.store, { status: args.status, limit: args.limit }).map((row) => ({
-      ...toTopic(row),
-      ...topicActivity(bus.store, { topicId: row.topic_id, activeSince: since }),
-    }))
+    topicSummaryRows(bus.store, {
+      status: args.status,
+      nameContains: args.nameContains,
+      sort: args.sort ?? "created",
+      limit: args.limit,
+      activeSince,
+    }).map(toSummary)
   );
+}
+
+/** How many topics match a status and a name filter. */
+export function topicCount(
+  bus: Bus,
+  args: Pick<SummaryArgs, "status" | "nameContains">,
+): number {
+  return bus.store.read(() => countTopics(bus.store, args));
+}
+
+function toSummary(row: TopicRow & TopicActivity): TopicSummary {
+  return {
+    ...toTopic(row),
+    messages: row.messages,
+    last_seq: row.last_seq,
+    last_message_at: row.last_message_at,
+    active_agents: row.active_agents,
+  };
 }
 
 /** A counter that moves whenever a topic is created, closed, renamed or deleted. */

@@ -18,8 +18,8 @@ import {
   messagesPage,
   PRESENCE_WINDOW_SECONDS,
   presenceOverview,
+  topicCount,
   topicSummaries,
-  type TopicSummary,
   topicSummary,
 } from "../bus/admin.ts";
 import { exportJson, exportMarkdown, exportMessages } from "../bus/export.ts";
@@ -32,7 +32,7 @@ import {
   topicListInput,
 } from "../bus/schemas.ts";
 import { postAs } from "../bus/sync.ts";
-import { closeTopic, createTopic, MAX_TOPIC_LIST } from "../bus/topics.ts";
+import { closeTopic, createTopic } from "../bus/topics.ts";
 import type { ResolvedConfig } from "../config.ts";
 import { BusError, invalidArgument } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
@@ -331,20 +331,9 @@ function errors(...statuses: number[]) {
 }
 
 function listTopics(bus: Bus, query: z.output<typeof topicsQuery>): Response {
-  const name = query.q?.toLowerCase();
-  const all = topicSummaries(bus, { status: query.status, limit: MAX_TOPIC_LIST })
-    .filter((t) => name === undefined || t.name.toLowerCase().includes(name));
-  const order: Record<(typeof SORTS)[number], (a: TopicSummary, b: TopicSummary) => number> = {
-    activity: (a, b) => lastActive(b) - lastActive(a),
-    created: (a, b) => b.created_at - a.created_at,
-    name: (a, b) => a.name.localeCompare(b.name),
-  };
-  const topics = all.sort(order[query.sort]).slice(0, query.limit);
-  return json({ topics, count: topics.length, total: all.length });
-}
-
-function lastActive(topic: TopicSummary): number {
-  return Math.max(topic.last_message_at ?? 0, topic.created_at, topic.closed_at ?? 0);
+  const filter = { status: query.status, nameContains: query.q };
+  const topics = topicSummaries(bus, { ...filter, sort: query.sort, limit: query.limit });
+  return json({ topics, count: topics.length, total: topicCount(bus, filter) });
 }
 
 function exportFile(bus: Bus, topicId: string, format: "markdown" | "json"): Response {

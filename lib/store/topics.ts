@@ -115,19 +115,76 @@ export function topicActivity(
   store: Store,
   { topicId, activeSince }: { topicId: string; activeSince: number },
 ): TopicActivity {
-  const counts = store.stmt(
-    "SELECT COUNT(*) AS n, MAX(seq) AS s, MAX(created_at) AS t FROM messages WHERE topic_id = ?",
-  ).get(topicId) as { n: number; s: number | null; t: number | null };
-  const active = store.stmt(
-    "SELECT COUNT(*) AS n FROM cursors WHERE topic_id = ? AND updated_at >= ?",
-  ).get(topicId, activeSince) as { n: number };
-  return {
-    messages: counts.n,
-    last_seq: counts.s ?? 0,
-    last_message_at: counts.t,
-    active_agents: active.n,
-  };
+  return store.stmt(`SELECT ${ACTIVITY_COLUMNS}`).get(
+    topicId,
+    activeSince,
+  ) as unknown as TopicActivity;
 }
+
+/** How {@linkcode topicSummaryRows} orders: latest activity, newest, or by name. */
+export type TopicSort = "activity" | "created" | "name";
+
+/** Which topics {@linkcode topicSummaryRows} returns. */
+export interface SummaryQuery {
+  status: TopicStatusFilter;
+  /** Only names containing this (ASCII case-insensitive). */
+  nameContains?: string | undefined;
+  sort: TopicSort;
+  limit: number;
+  /** Agents whose cursor moved since then count as active. */
+  activeSince: number;
+}
+
+/**
+ * Topics with their activity, filtered, sorted and cut in one query. The
+ * sort keys are read from indexes (the newest message per topic), and the
+ * counts are computed only for the rows returned.
+ */
+export function topicSummaryRows(
+  store: Store,
+  query: SummaryQuery,
+): (TopicRow & TopicActivity)[] {
+  return store.stmt(
+    `SELECT t.*, ${ACTIVITY_COLUMNS.replaceAll("?1", "t.topic_id")} FROM (
+       SELECT *, (SELECT created_at FROM messages m WHERE m.topic_id = topics.topic_id
+                  ORDER BY seq DESC LIMIT 1) AS newest
+       FROM topics
+       WHERE (?3 = 'all' OR status = ?3) AND (?4 IS NULL OR instr(lower(name), lower(?4)) > 0)
+       ORDER BY ${SORT_SQL[query.sort]} LIMIT ?5
+     ) AS t ORDER BY ${SORT_SQL[query.sort]}`,
+  ).all(
+    null, // ?1 is the outer row's topic_id here
+    query.activeSince,
+    query.status,
+    query.nameContains ?? null,
+    query.limit,
+  ) as unknown as (TopicRow & TopicActivity)[];
+}
+
+/** How many topics a {@linkcode SummaryQuery} matches without its limit. */
+export function countTopics(
+  store: Store,
+  query: Pick<SummaryQuery, "status" | "nameContains">,
+): number {
+  return (store.stmt(
+    `SELECT COUNT(*) AS n FROM topics
+     WHERE (?1 = 'all' OR status = ?1) AND (?2 IS NULL OR instr(lower(name), lower(?2)) > 0)`,
+  ).get(query.status, query.nameContains ?? null) as { n: number }).n;
+}
+
+/** The activity columns of the topic whose id is `?1`, with `?2` the active-since cut-off. */
+const ACTIVITY_COLUMNS = `
+  (SELECT COUNT(*) FROM messages WHERE topic_id = ?1) AS messages,
+  COALESCE((SELECT MAX(seq) FROM messages WHERE topic_id = ?1), 0) AS last_seq,
+  (SELECT created_at FROM messages WHERE topic_id = ?1 ORDER BY seq DESC LIMIT 1)
+    AS last_message_at,
+  (SELECT COUNT(*) FROM cursors WHERE topic_id = ?1 AND updated_at >= ?2) AS active_agents`;
+
+const SORT_SQL: Record<TopicSort, string> = {
+  activity: "MAX(COALESCE(newest, 0), created_at, COALESCE(closed_at, 0)) DESC, created_at DESC",
+  created: "created_at DESC",
+  name: "name COLLATE NOCASE, created_at DESC",
+};
 
 /** Give a topic a new name (message bodies are never touched). */
 export function renameTopic(
