@@ -1,14 +1,17 @@
 /**
  * `GET /api/events`: live events as Server-Sent Events.
  *
- * A stream wakes on the process's change feed (file events plus SQLite's
+ * One {@linkcode EventHub} per process reads what changed and fans it out to
+ * every open stream, so a hundred open tabs cost the database what one does.
+ * The hub wakes on the process's change feed (file events plus SQLite's
  * `data_version`, like a waiting `sync`), so it learns of a commit by any
  * process within milliseconds, and reads only what changed: new messages
  * by their global position, topic summaries of the topics they touched
- * (all topics when the topic list itself changed), and presence. Nothing
- * is polled on a timer; the only timers are the keep-alive comment (every
- * `AGENT_BUS_HTTP_KEEPALIVE_SECONDS`, 15 by default) and the
- * moment a present agent ages out or a wait ends.
+ * (all topics when the topic list itself changed), and presence. It runs
+ * only while a stream is open. Nothing is polled on a timer; the only timers
+ * are each stream's keep-alive comment (every
+ * `AGENT_BUS_HTTP_KEEPALIVE_SECONDS`, 15 by default) and the moment a
+ * present agent ages out or a wait ends.
  *
  * Events: `message` ({topic_id, message}), `topic` (a topic summary, or
  * `{topic_id, deleted: true}`), `presence` ({topic_id, agents}) and, when a
@@ -48,8 +51,141 @@ export const eventsQuery = z.strictObject({
     .describe("Resume after this event id (or send Last-Event-ID)"),
 });
 
+/** One change, as the hub hands it to every stream. */
+export interface HubEvent {
+  event: "message" | "topic" | "presence";
+  /** The topic it concerns (streams filter on it). */
+  topicId: string;
+  /** The message's global position (`message` events only). */
+  position?: number;
+  data: unknown;
+}
+
+type Agents = Omit<PresentAgent, "age_seconds">[];
+
+/**
+ * The one reader of changes in a process, shared by every event stream.
+ * It runs while at least one stream subscribes.
+ */
+export class EventHub {
+  readonly #bus: Bus;
+  readonly #subscribers = new Set<(event: HubEvent) => void>();
+  #stop: AbortController | undefined;
+
+  constructor(bus: Bus) {
+    this.#bus = bus;
+  }
+
+  /** Number of streams listening. */
+  get subscribers(): number {
+    return this.#subscribers.size;
+  }
+
+  /**
+   * Receive every change from now on (with a position after the current
+   * one, for messages).
+   *
+   * @returns a function that stops the subscription
+   */
+  subscribe(listener: (event: HubEvent) => void): () => void {
+    this.#subscribers.add(listener);
+    if (!this.#stop) {
+      const stop = new AbortController();
+      this.#stop = stop;
+      this.#run(stop.signal).catch((error) => {
+        if (!stop.signal.aborted) this.#bus.log.warn("event hub failed", { error: String(error) });
+      }).finally(() => {
+        if (this.#stop === stop) this.#stop = undefined;
+      });
+    }
+    return () => {
+      this.#subscribers.delete(listener);
+      if (this.#subscribers.size === 0) {
+        this.#stop?.abort();
+        this.#stop = undefined;
+      }
+    };
+  }
+
+  /** Stop reading (server shutdown). */
+  close(): void {
+    this.#subscribers.clear();
+    this.#stop?.abort();
+    this.#stop = undefined;
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
+    const bus = this.#bus;
+    const publish = (event: HubEvent) => {
+      for (const listener of [...this.#subscribers]) listener(event);
+    };
+    let position = latestPosition(bus);
+    let version = topicListVersion(bus);
+    let topics = summariesById(bus);
+    let presence = presenceByTopic(bus);
+    while (!signal.aborted) {
+      const mark = bus.changes.mark();
+      // Messages since the last wake-up, in order.
+      const touched = new Set<string>();
+      for (;;) {
+        const batch = messagesSincePosition(bus, position, BATCH);
+        for (const { position: at, message } of batch) {
+          position = at;
+          touched.add(message.topic_id);
+          publish({
+            event: "message",
+            topicId: message.topic_id,
+            position: at,
+            data: { topic_id: message.topic_id, message },
+          });
+        }
+        if (batch.length < BATCH) break;
+      }
+      // Topic summaries: all of them when the list changed, else the touched ones.
+      const nextVersion = topicListVersion(bus);
+      if (nextVersion !== version) {
+        const next = summariesById(bus);
+        for (const [id, topic] of next) {
+          if (!sameSummary(topics.get(id), topic)) {
+            publish({ event: "topic", topicId: id, data: topic });
+          }
+        }
+        for (const id of topics.keys()) {
+          if (!next.has(id)) {
+            publish({ event: "topic", topicId: id, data: { topic_id: id, deleted: true } });
+          }
+        }
+        topics = next;
+        version = nextVersion;
+      } else {
+        for (const id of touched) {
+          const topic = summaryIfExists(bus, id);
+          if (!topic || sameSummary(topics.get(id), topic)) continue;
+          topics.set(id, topic);
+          publish({ event: "topic", topicId: id, data: topic });
+        }
+      }
+      const nextPresence = presenceByTopic(bus);
+      for (const id of new Set([...presence.agents.keys(), ...nextPresence.agents.keys()])) {
+        const agents = nextPresence.agents.get(id) ?? [];
+        if (!sameAgents(presence.agents.get(id) ?? [], agents)) {
+          publish({ event: "presence", topicId: id, data: { topic_id: id, agents } });
+        }
+      }
+      presence = nextPresence;
+
+      const untilAging = presence.nextChangeAt === null
+        ? 60_000
+        : Math.max(50, (presence.nextChangeAt - bus.now()) * 1000 + 50);
+      await bus.changes.wait(mark, { timeoutMs: untilAging, signal }).catch(() => {});
+    }
+  }
+}
+
 /** Options of one event stream. */
 export interface EventStreamOptions {
+  /** The process's hub. */
+  hub: EventHub;
   /** Only this topic's events. */
   topicId?: string | undefined;
   /** The last event id the client saw (from `Last-Event-ID` or `?last_event_id=`). */
@@ -63,25 +199,24 @@ export interface EventStreamOptions {
 /** Open an SSE stream of the bus's events. */
 export function eventStream(bus: Bus, options: EventStreamOptions): Response {
   const encoder = new TextEncoder();
-  const stop = new AbortController();
-  const abort = () => stop.abort();
-  options.signal.addEventListener("abort", abort, { once: true });
+  let cleanup = (): void => {};
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      const send = (text: string) => controller.enqueue(encoder.encode(text));
-      run(bus, options, send, stop.signal)
-        .catch((error) => {
-          if (!stop.signal.aborted) bus.log.warn("event stream failed", { error: String(error) });
-        })
-        .finally(() => {
-          options.signal.removeEventListener("abort", abort);
-          try {
-            controller.close();
-          } catch { /* already closed by the client */ }
-        });
+      const send = (text: string) => {
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          cleanup(); // the client has gone
+        }
+      };
+      cleanup = follow(bus, options, send, () => {
+        try {
+          controller.close();
+        } catch { /* already closed by the client */ }
+      });
     },
     cancel() {
-      stop.abort();
+      cleanup();
     },
   });
   return new Response(body, {
@@ -93,12 +228,19 @@ export function eventStream(bus: Bus, options: EventStreamOptions): Response {
   });
 }
 
-async function run(
+/**
+ * Feed one stream: subscribe to the hub (buffering), replay what a
+ * reconnecting client missed, send `ready`, then pass on the hub's events
+ * for the wanted topic, with a keep-alive comment when idle.
+ *
+ * @returns a function that ends the stream
+ */
+function follow(
   bus: Bus,
   options: EventStreamOptions,
   send: (text: string) => void,
-  signal: AbortSignal,
-): Promise<void> {
+  end: () => void,
+): () => void {
   const filter = options.topicId;
   const wanted = (topicId: string) => filter === undefined || topicId === filter;
   let position = latestPosition(bus);
@@ -107,6 +249,19 @@ async function run(
     send(`id: ${position}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     lastSent = Date.now();
   };
+  // Subscribed before the replay is read: what arrives meanwhile is held, then sent once.
+  let held: HubEvent[] | undefined = [];
+  const deliver = (change: HubEvent) => {
+    if (change.position !== undefined) {
+      if (change.position <= position) return; // already replayed
+      position = change.position;
+    }
+    if (wanted(change.topicId)) emit(change.event, change.data);
+  };
+  const unsubscribe = options.hub.subscribe((change) => {
+    if (held) held.push(change);
+    else deliver(change);
+  });
 
   send("retry: 1000\n\n");
   const resumeFrom = options.lastEventId;
@@ -115,89 +270,54 @@ async function run(
     if (missed.length > MAX_REPLAY) {
       emit("reset", { reason: `more than ${MAX_REPLAY} messages were missed` });
     } else {
+      const upTo = position;
+      position = resumeFrom;
       for (const { position: at, message } of missed) {
-        if (!wanted(message.topic_id)) continue;
+        if (at > upTo) break;
         position = at;
-        emit("message", { topic_id: message.topic_id, message });
+        if (wanted(message.topic_id)) emit("message", { topic_id: message.topic_id, message });
       }
-      position = latestPosition(bus);
+      position = upTo;
     }
-  }
-
-  let version = topicListVersion(bus);
-  let topics = summariesById(bus);
-  let presence = presenceByTopic(bus, filter);
-  // A reconnect may have missed topic and presence changes: send the current state.
-  if (resumeFrom !== undefined) {
-    for (const topic of topics.values()) {
+    // A reconnect may have missed topic and presence changes: send the current state.
+    for (const topic of summariesById(bus).values()) {
       if (wanted(topic.topic_id)) emit("topic", topic);
     }
-    for (const [topicId, agents] of presence.agents) {
+    for (const [topicId, agents] of presenceByTopic(bus, filter).agents) {
       emit("presence", { topic_id: topicId, agents });
     }
   }
   emit("ready", { last_event_id: position });
+  for (const change of held) deliver(change);
+  held = undefined;
 
-  while (!signal.aborted) {
-    const mark = bus.changes.mark();
-    // Messages since the last wake-up, in order.
-    const touched = new Set<string>();
-    for (;;) {
-      const batch = messagesSincePosition(bus, position, BATCH);
-      for (const { position: at, message } of batch) {
-        position = at;
-        touched.add(message.topic_id);
-        if (wanted(message.topic_id)) emit("message", { topic_id: message.topic_id, message });
+  // One timer, due when the stream will have been quiet for keepAliveMs.
+  let keepAlive: ReturnType<typeof setTimeout> | undefined;
+  const scheduleKeepAlive = (): void => {
+    const due = lastSent + options.keepAliveMs - Date.now();
+    keepAlive = setTimeout(() => {
+      if (Date.now() - lastSent >= options.keepAliveMs - 50) {
+        send(`: keep-alive\n\n`);
+        lastSent = Date.now();
       }
-      if (batch.length < BATCH) break;
-    }
-    // Topic summaries: all of them when the list changed, else the touched ones.
-    const nextVersion = topicListVersion(bus);
-    const changed: TopicSummary[] = [];
-    if (nextVersion !== version) {
-      const next = summariesById(bus);
-      for (const [id, topic] of next) {
-        if (!sameSummary(topics.get(id), topic)) changed.push(topic);
-      }
-      for (const id of topics.keys()) {
-        if (!next.has(id) && wanted(id)) emit("topic", { topic_id: id, deleted: true });
-      }
-      topics = next;
-      version = nextVersion;
-    } else {
-      for (const id of touched) {
-        const topic = summaryIfExists(bus, id);
-        if (!topic || sameSummary(topics.get(id), topic)) continue;
-        topics.set(id, topic);
-        changed.push(topic);
-      }
-    }
-    for (const topic of changed) {
-      if (wanted(topic.topic_id)) emit("topic", topic);
-    }
-    // Presence is read for the filtered topic only, so every change here is wanted.
-    const nextPresence = presenceByTopic(bus, filter);
-    for (const id of new Set([...presence.agents.keys(), ...nextPresence.agents.keys()])) {
-      const agents = nextPresence.agents.get(id) ?? [];
-      if (!sameAgents(presence.agents.get(id) ?? [], agents)) {
-        emit("presence", { topic_id: id, agents });
-      }
-    }
-    presence = nextPresence;
-
-    const untilAging = presence.nextChangeAt === null
-      ? Infinity
-      : Math.max(50, (presence.nextChangeAt - bus.now()) * 1000 + 50);
-    const outcome = await bus.changes.wait(mark, {
-      timeoutMs: Math.min(options.keepAliveMs, untilAging),
-      signal,
-    }).catch(() => "stopped" as const);
-    // Also when busy with other topics' commits that this stream filters out.
-    if (outcome !== "stopped" && Date.now() - lastSent >= options.keepAliveMs - 50) {
-      send(`: keep-alive\n\n`);
-      lastSent = Date.now();
-    }
-  }
+      scheduleKeepAlive();
+    }, Math.max(50, due));
+  };
+  scheduleKeepAlive();
+  let ended = false;
+  const stop = (): void => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(keepAlive);
+    unsubscribe();
+    options.signal.removeEventListener("abort", stopAndEnd);
+  };
+  const stopAndEnd = () => {
+    stop();
+    end();
+  };
+  options.signal.addEventListener("abort", stopAndEnd, { once: true });
+  return stop;
 }
 
 function sameSummary(a: TopicSummary | undefined, b: TopicSummary): boolean {
@@ -221,8 +341,8 @@ function summariesById(bus: Bus): Map<string, TopicSummary> {
 }
 
 /** Present agents per topic, without the ever-changing ages (compared between wake-ups). */
-function presenceByTopic(bus: Bus, topicId: string | undefined): {
-  agents: Map<string, Omit<PresentAgent, "age_seconds">[]>;
+function presenceByTopic(bus: Bus, topicId?: string): {
+  agents: Map<string, Agents>;
   nextChangeAt: number | null;
 } {
   const overview = presenceOverview(bus, topicId === undefined ? {} : { topicId });
@@ -237,11 +357,8 @@ function presenceByTopic(bus: Bus, topicId: string | undefined): {
 }
 
 /** Same agents, each equally waiting or not (a presence refresh alone is no event). */
-function sameAgents(
-  a: Omit<PresentAgent, "age_seconds">[],
-  b: Omit<PresentAgent, "age_seconds">[],
-): boolean {
-  const key = (agents: Omit<PresentAgent, "age_seconds">[]) =>
+function sameAgents(a: Agents, b: Agents): boolean {
+  const key = (agents: Agents) =>
     agents.map((agent) => `${agent.agent_name}:${agent.waiting}`).sort().join("\n");
   return key(a) === key(b);
 }

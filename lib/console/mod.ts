@@ -14,7 +14,7 @@ import { BusError } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { createApi } from "./api.ts";
 import { assetResponse, isAsset } from "./assets.ts";
-import { eventsQuery, eventStream } from "./events.ts";
+import { EventHub, eventsQuery, eventStream } from "./events.ts";
 import { parseInput } from "../validation.ts";
 import { errorResponse, queryArgs } from "./respond.ts";
 
@@ -62,6 +62,9 @@ export function createConsole(options: ConsoleOptions): WebConsole {
   // A body holds one message: its longest text, JSON-escaped, plus the other fields.
   const maxBodyBytes = options.bus.config.maxMessageChars * 6 + (64 << 10);
   const api = createApi({ ...options, maxBodyBytes });
+  // One reader of changes for every open event stream of this process.
+  const hub = new EventHub(options.bus);
+  options.signal.addEventListener("abort", () => hub.close(), { once: true });
   const handle = async (request: Request, url: URL): Promise<Response> => {
     try {
       if (url.pathname === "/api/events") {
@@ -74,6 +77,7 @@ export function createConsole(options: ConsoleOptions): WebConsole {
           ? Number(header)
           : query.last_event_id;
         return eventStream(options.bus, {
+          hub,
           topicId: query.topic_id,
           lastEventId,
           keepAliveMs: options.keepAliveMs,

@@ -23,7 +23,7 @@ import { ask, drainQuestions, publishAnswers } from "../../lib/bus/qa.ts";
 import { Session } from "../../lib/bus/session.ts";
 import { sync } from "../../lib/bus/sync.ts";
 import { createTopic } from "../../lib/bus/topics.ts";
-import { eventStream } from "../../lib/console/events.ts";
+import { EventHub, eventStream } from "../../lib/console/events.ts";
 import { createServer } from "../../lib/mcp/server.ts";
 import { openTestBus, openTestSearch, type TestBus } from "../_helpers/bus.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -258,7 +258,8 @@ Deno.test("the console's event stream sends a message committed in the window", 
       })
     );
     const stop = new AbortController();
-    const response = eventStream(waiter, { keepAliveMs: 60_000, signal: stop.signal });
+    const hub = new EventHub(waiter);
+    const response = eventStream(waiter, { hub, keepAliveMs: 60_000, signal: stop.signal });
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     try {
       const read = async (): Promise<string> => {
@@ -275,6 +276,7 @@ Deno.test("the console's event stream sends a message committed in the window", 
       assert.match(text, /streamed in the window/);
     } finally {
       stop.abort();
+      hub.close();
       await reader.cancel().catch(() => {});
     }
   });
