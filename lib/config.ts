@@ -30,6 +30,8 @@ export interface ResolvedConfig {
   toolTextIncludeBodies: boolean;
   /** Longest a `sync` may wait; larger `wait_seconds` are capped with a warning. */
   maxWaitSeconds: number;
+  /** How often a waiting call sends a progress notification (to clients that ask). */
+  progressSeconds: number;
   /** Most characters of JSON in one `metadata` object. */
   maxMetadataChars: number;
   /** How long a write waits for the database lock before `DB_BUSY`. */
@@ -129,6 +131,7 @@ export const DEFAULTS = {
   toolResultMaxBytes: 10000,
   toolTextIncludeBodies: true,
   maxWaitSeconds: 300,
+  progressSeconds: 10,
   maxMetadataChars: 16384,
   busyTimeoutMs: 10000,
   logLevel: "warn" as LogLevel,
@@ -215,6 +218,12 @@ export function loadConfig(
       fallback: DEFAULTS.maxWaitSeconds,
       min: 0,
       max: 86_400,
+    }),
+    progressSeconds: int({
+      variable: "AGENT_BUS_PROGRESS_SECONDS",
+      fallback: DEFAULTS.progressSeconds,
+      min: 1,
+      max: 3600,
     }),
     maxMetadataChars: int({
       variable: "AGENT_BUS_MAX_METADATA_CHARS",

@@ -150,7 +150,7 @@ export async function sync(
   let round = first;
   if (round.received.length === 0 && waitSeconds > 0) {
     bus.log.debug("sync waiting", { topic_id: args.topicId, agent_name: identity.agentName });
-    const progress = startProgress(options, waitSeconds);
+    const progress = startProgress(bus, options, waitSeconds);
     let waiting = true;
     try {
       for (;;) {

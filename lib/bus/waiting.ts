@@ -11,14 +11,11 @@
 import { invalidArgument, type Warning } from "../errors.ts";
 import type { Bus } from "./mod.ts";
 
-/** How often a waiting call reports progress to a client that asked for it. */
-export const PROGRESS_INTERVAL_MS = 10_000;
-
 /** Hooks of a waiting call. */
 export interface WaitOptions {
   /** Aborts the wait (the client cancelled). */
   signal?: AbortSignal;
-  /** Called about every 10 s of waiting. */
+  /** Called every `AGENT_BUS_PROGRESS_SECONDS` of waiting. */
   onWaitProgress?: (elapsedSeconds: number, totalSeconds: number) => void;
 }
 
@@ -39,8 +36,12 @@ export function capWaitSeconds(bus: Bus, requested: number, warnings: Warning[])
   return bus.config.maxWaitSeconds;
 }
 
-/** Report progress every {@linkcode PROGRESS_INTERVAL_MS} while waiting; clear the returned timer. */
+/**
+ * Report progress every `AGENT_BUS_PROGRESS_SECONDS` (10 by default) while
+ * waiting; clear the returned timer.
+ */
 export function startProgress(
+  bus: Bus,
   options: WaitOptions,
   totalSeconds: number,
 ): ReturnType<typeof setInterval> | undefined {
@@ -49,7 +50,7 @@ export function startProgress(
   const started = performance.now();
   return setInterval(() => {
     report(Math.round((performance.now() - started) / 1000), totalSeconds);
-  }, PROGRESS_INTERVAL_MS);
+  }, bus.config.progressSeconds * 1000);
 }
 
 /**
@@ -66,7 +67,7 @@ export async function waitFor<T>(
   options: WaitOptions = {},
 ): Promise<T | undefined> {
   const deadline = performance.now() + seconds * 1000;
-  const progress = startProgress(options, seconds);
+  const progress = startProgress(bus, options, seconds);
   try {
     for (;;) {
       const mark = bus.changes.mark();
