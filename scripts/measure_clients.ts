@@ -1,11 +1,17 @@
 /**
- * Measure how real clients treat our results: `deno run -A scripts/measure_clients.ts [size|timeout]`.
+ * Measure how real clients treat our results:
+ * `deno run -A scripts/measure_clients.ts CLIENT size|timeout [SIZES] [UNIT]`
+ * with CLIENT one of `claude`, `codex` (from `CODEX_BIN`, else the PATH) or
+ * `gemini`.
  *
- * Claude Code runs headless (`claude -p`) against a scripted fake model on
- * loopback (tests/_helpers/fake_anthropic.ts) and calls our tools through
- * its MCP client, so what it does with a large result or a long wait is
- * observed, not assumed. Prints one line per case. Used to choose the
- * default result budget and to write the README's client table.
+ * The real client runs headless (`claude -p`, `codex exec`, `gemini -p`)
+ * against a scripted fake model on loopback (tests/_helpers/fake_*.ts) and
+ * calls our tools through its own MCP client, so what it does with a large
+ * result or a long wait is observed, not assumed. `size` seeds one message
+ * of each size and has the model `sync` it: whole, cut, or replaced;
+ * `timeout` has it `sync` with a long wait, with and without the client's
+ * tool timeout. Prints one line per case. Used to choose the default result
+ * budget and to write the README's client table.
  *
  * @module
  */
@@ -25,7 +31,7 @@ function say(line: string): void {
 
 const clients = await installClients();
 if (clients.unavailable) throw new Error(clients.unavailable);
-const what = Deno.args[0] ?? "size";
+const [clientName = "claude", what = "size", sizeList, unitArg] = Deno.args;
 
 async function runClaude(
   dbPath: string,
@@ -184,53 +190,87 @@ async function topicWith(dbPath: string, bodies: string[]): Promise<string> {
   return await seedTopic(bus, "t", bodies);
 }
 
+/** How one client is driven: its runner, its name for a tool, and its timeout settings. */
+interface ClientUnderTest {
+  run(
+    dbPath: string,
+    script: ScriptedCall[],
+    setting?: string,
+  ): Promise<{ results: { text: string; isError: boolean; ms: number }[] }>;
+  tool(name: string): string;
+  /** Long waits to try, each with the client setting (if any) that bounds a tool call. */
+  waits: [seconds: number, setting: string | undefined][];
+}
+
+const CLIENTS: Record<string, ClientUnderTest> = {
+  claude: {
+    run: (dbPath, script, setting) =>
+      runClaude(dbPath, script, setting ? { MCP_TOOL_TIMEOUT: setting } : {}),
+    tool: (name) => `mcp__agent-bus__${name}`,
+    waits: [[75, undefined], [20, "8000"], [30, "15000"]],
+  },
+  codex: {
+    run: (dbPath, script, setting) =>
+      runCodex(dbPath, script, setting ? `tool_timeout_sec = ${setting}` : ""),
+    tool: (name) => `mcp__agent_bus/${name}`,
+    waits: [[75, undefined], [20, "8"]],
+  },
+  gemini: {
+    run: (dbPath, script, setting) =>
+      runGemini(dbPath, script, setting ? { timeout: Number(setting) } : {}),
+    tool: (name) => `mcp_agent-bus_${name}`,
+    waits: [[75, undefined], [20, "8000"]],
+  },
+};
+
+/** Join a topic as the client, then `sync` it with `wait` seconds; the sync's result. */
+async function joinAndSync(
+  client: ClientUnderTest,
+  dbPath: string,
+  topicId: string,
+  options: { wait: number; setting?: string | undefined },
+) {
+  const { results } = await client.run(dbPath, [
+    { name: client.tool("topic_join"), input: { agent_name: clientName, topic_id: topicId } },
+    { name: client.tool("sync"), input: { topic_id: topicId, wait_seconds: options.wait } },
+  ], options.setting);
+  return results[1];
+}
+
+const client = CLIENTS[clientName];
+if (!client) throw new Error(`CLIENT must be one of ${Object.keys(CLIENTS).join(", ")}`);
+
 if (what === "size") {
-  // deno run -A scripts/measure_clients.ts size [CHARS,CHARS,...] [ascii]
-  const units: [string, string][] = [["x", "ASCII"], ["€", "3-byte"]];
-  const sizes = (Deno.args[1] ?? "18000,30000,36000,39000,42000,48000,60000").split(",");
-  for (const [unit, label] of units.slice(0, Deno.args[2] === "ascii" ? 1 : 2)) {
-    for (const chars of sizes.map(Number)) {
-      const dir = await Deno.makeTempDir();
-      const dbPath = `${dir}/bus.sqlite`;
-      const body = unit.repeat(chars);
-      const topicId = await topicWith(dbPath, [body]);
-      const { results } = await runClaude(dbPath, [
-        { name: "mcp__agent-bus__topic_join", input: { agent_name: "claude", topic_id: topicId } },
-        { name: "mcp__agent-bus__sync", input: { topic_id: topicId, wait_seconds: 0 } },
-      ]);
-      const got = results[1]?.text ?? "(no result)";
-      const inline = got.includes(body);
-      const bytes = new TextEncoder().encode(got).length;
-      say(
-        `${label} body ${chars} chars: result ${got.length} chars / ${bytes} bytes -> ` +
-          (inline ? "inline" : `replaced: ${JSON.stringify(got.slice(0, 160))}`),
-      );
-      await Deno.remove(dir, { recursive: true });
-    }
+  // SIZES: comma-separated character counts; UNIT: the repeated character (default "x").
+  const sizes = (sizeList ?? "10000,30000,48000,60000").split(",").map(Number);
+  for (const chars of sizes) {
+    const dir = await Deno.makeTempDir();
+    const dbPath = `${dir}/bus.sqlite`;
+    const body = (unitArg ?? "x").repeat(chars);
+    const result = await joinAndSync(client, dbPath, await topicWith(dbPath, [body]), { wait: 0 });
+    const got = result?.text ?? "(no result)";
+    const bytes = new TextEncoder().encode(got).length;
+    say(
+      `${clientName}, body ${chars} × ${JSON.stringify(unitArg ?? "x")}: result ${got.length} ` +
+        `chars / ${bytes} bytes -> ` +
+        (got.includes(body) ? "whole" : `cut or replaced: ${JSON.stringify(cutNote(got))}`),
+    );
+    await Deno.remove(dir, { recursive: true });
   }
 }
 
 if (what === "timeout") {
-  for (
-    const [wait, env] of (Deno.args[1] === "progress"
-      ? [[30, { MCP_TOOL_TIMEOUT: "15000" }]]
-      : [[75, {}], [20, { MCP_TOOL_TIMEOUT: "8000" }], [30, { MCP_TOOL_TIMEOUT: "15000" }]]) as [
-        number,
-        Record<string, string>,
-      ][]
-  ) {
+  for (const [wait, setting] of client.waits) {
     const dir = await Deno.makeTempDir();
     const dbPath = `${dir}/bus.sqlite`;
-    const topicId = await topicWith(dbPath, []);
-    const { results } = await runClaude(dbPath, [
-      { name: "mcp__agent-bus__topic_join", input: { agent_name: "claude", topic_id: topicId } },
-      { name: "mcp__agent-bus__sync", input: { topic_id: topicId, wait_seconds: wait } },
-    ], env);
-    const r = results[1];
+    const result = await joinAndSync(client, dbPath, await topicWith(dbPath, []), {
+      wait,
+      setting,
+    });
     say(
-      `wait_seconds=${wait} ${JSON.stringify(env)}: ` +
-        (r
-          ? `after ${(r.ms / 1000).toFixed(1)} s, error=${r.isError}: ${r.text.slice(0, 200)}`
+      `${clientName}, wait_seconds=${wait}, timeout setting ${setting ?? "unset"}: ` +
+        (result
+          ? `after ${(result.ms / 1000).toFixed(1)} s: ${result.text.slice(0, 160)}`
           : "no result"),
     );
     await Deno.remove(dir, { recursive: true });
@@ -239,82 +279,6 @@ if (what === "timeout") {
 
 /** The part of a cut output around where it was cut. */
 function cutNote(text: string): string {
-  const at = text.search(/[^x€]…|truncated|omitted/);
+  const at = text.search(/…|truncated|omitted|persisted-output/);
   return at === -1 ? text.slice(-120) : text.slice(Math.max(0, at - 20), at + 120);
-}
-
-if (what === "codex-size") {
-  for (const chars of (Deno.args[1] ?? "10000,30000,60000").split(",").map(Number)) {
-    const dir = await Deno.makeTempDir();
-    const dbPath = `${dir}/bus.sqlite`;
-    const body = (Deno.args[2] ?? "x").repeat(chars);
-    const topicId = await topicWith(dbPath, [body]);
-    const { results } = await runCodex(dbPath, [
-      { name: "mcp__agent_bus/topic_join", input: { agent_name: "codex", topic_id: topicId } },
-      { name: "mcp__agent_bus/sync", input: { topic_id: topicId, wait_seconds: 0 } },
-    ]);
-    const got = results[1]?.text ?? "(no result)";
-    say(
-      `Codex, body ${chars} chars: output ${got.length} chars -> ` +
-        (got.includes(body) ? "whole" : `cut: ${JSON.stringify(cutNote(got))}`),
-    );
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-if (what === "codex-timeout") {
-  const cases: [number, string][] = [[75, ""], [20, "tool_timeout_sec = 8"]];
-  for (const [wait, toml] of cases) {
-    const dir = await Deno.makeTempDir();
-    const dbPath = `${dir}/bus.sqlite`;
-    const topicId = await topicWith(dbPath, []);
-    const { results } = await runCodex(dbPath, [
-      { name: "mcp__agent_bus/topic_join", input: { agent_name: "codex", topic_id: topicId } },
-      { name: "mcp__agent_bus/sync", input: { topic_id: topicId, wait_seconds: wait } },
-    ], toml);
-    const r = results[1];
-    say(
-      `Codex wait_seconds=${wait} ${toml || "(no timeout set)"}: ` +
-        (r ? `after ${(r.ms / 1000).toFixed(1)} s: ${r.text.slice(0, 160)}` : "no result"),
-    );
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-if (what === "gemini-size") {
-  for (const chars of (Deno.args[1] ?? "10000,60000").split(",").map(Number)) {
-    const dir = await Deno.makeTempDir();
-    const dbPath = `${dir}/bus.sqlite`;
-    const body = (Deno.args[2] ?? "x").repeat(chars);
-    const topicId = await topicWith(dbPath, [body]);
-    const { results } = await runGemini(dbPath, [
-      { name: "mcp_agent-bus_topic_join", input: { agent_name: "gemini", topic_id: topicId } },
-      { name: "mcp_agent-bus_sync", input: { topic_id: topicId, wait_seconds: 0 } },
-    ]);
-    const got = results[1]?.text ?? "(no result)";
-    say(
-      `Gemini CLI, body ${chars} chars: output ${got.length} chars -> ` +
-        (got.includes(body) ? "whole" : `cut: ${JSON.stringify(cutNote(got))}`),
-    );
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-if (what === "gemini-timeout") {
-  const cases: [number, Record<string, unknown>][] = [[75, {}], [20, { timeout: 8000 }]];
-  for (const [wait, extra] of cases) {
-    const dir = await Deno.makeTempDir();
-    const dbPath = `${dir}/bus.sqlite`;
-    const topicId = await topicWith(dbPath, []);
-    const { results } = await runGemini(dbPath, [
-      { name: "mcp_agent-bus_topic_join", input: { agent_name: "gemini", topic_id: topicId } },
-      { name: "mcp_agent-bus_sync", input: { topic_id: topicId, wait_seconds: wait } },
-    ], extra);
-    const r = results[1];
-    say(
-      `Gemini CLI wait_seconds=${wait} ${JSON.stringify(extra)}: ` +
-        (r ? `after ${(r.ms / 1000).toFixed(1)} s: ${r.text.slice(0, 160)}` : "no result"),
-    );
-    await Deno.remove(dir, { recursive: true });
-  }
 }

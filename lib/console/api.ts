@@ -36,7 +36,7 @@ import { closeTopic, createTopic } from "../bus/topics.ts";
 import type { ResolvedConfig } from "../config.ts";
 import { BusError, invalidArgument } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
-import { searchInput, toSeconds } from "../search/schema.ts";
+import { searchArgsOf, searchInput } from "../search/schema.ts";
 import { parseInput } from "../validation.ts";
 import { openApiDocument } from "./openapi.ts";
 import { json, queryArgs, readJsonObject } from "./respond.ts";
@@ -242,21 +242,7 @@ export function routeSpecs(deps: ApiDeps): RouteSpec[] {
       query: searchQuery,
       aliases: { q: "query" },
       responses: { "200": ok("Results; snippets mark hits with « and »", "SearchResult") },
-      handle: async ({ query }) =>
-        json(
-          await search.search({
-            query: query.query,
-            topicId: query.topic_id ?? undefined,
-            mode: query.mode,
-            limit: query.limit,
-            model: query.model ?? undefined,
-            includeContent: query.include_content,
-            sender: query.sender ?? undefined,
-            messageType: query.message_type ?? undefined,
-            since: toSeconds(query.since, "since"),
-            until: toSeconds(query.until, "until"),
-          }),
-        ),
+      handle: async ({ query }) => json(await search.search(searchArgsOf(query))),
     }),
   ];
   return routes as RouteSpec[];

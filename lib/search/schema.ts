@@ -8,7 +8,7 @@
 
 import { z } from "zod";
 import { invalidArgument } from "../errors.ts";
-import { MAX_QUERY_CHARS, MAX_SEARCH_LIMIT } from "./mod.ts";
+import { MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, type SearchArgs } from "./mod.ts";
 
 /** A point in time: unix seconds, or an ISO 8601 date. */
 const timeArg = z.union([z.number(), z.string().max(64, "exceeds max length (64)")]);
@@ -42,8 +42,28 @@ export const searchInput = z.strictObject({
   until: timeArg.nullish().describe("Only messages created at or before this time"),
 });
 
+/**
+ * The engine's arguments for parsed {@linkcode searchInput} arguments.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` for a `since`/`until` that is no date
+ */
+export function searchArgsOf(input: z.output<typeof searchInput>): SearchArgs {
+  return {
+    query: input.query,
+    topicId: input.topic_id ?? undefined,
+    mode: input.mode,
+    limit: input.limit,
+    model: input.model ?? undefined,
+    includeContent: input.include_content,
+    sender: input.sender ?? undefined,
+    messageType: input.message_type ?? undefined,
+    since: toSeconds(input.since, "since"),
+    until: toSeconds(input.until, "until"),
+  };
+}
+
 /** Unix seconds from a number of seconds or an ISO 8601 date. */
-export function toSeconds(
+function toSeconds(
   value: number | string | null | undefined,
   field: string,
 ): number | undefined {

@@ -8,33 +8,9 @@
  * @module
  */
 
-/** One scripted tool call. */
-export interface ScriptedCall {
-  /** The tool's name as Claude Code lists it (`mcp__agent-bus__sync`). */
-  name: string;
-  input: Record<string, unknown>;
-}
+import { type FakeModel, nextCall, type ScriptedCall, serveFakeModel } from "./fake_model.ts";
 
-/** A tool result as Claude Code sent it back. */
-export interface SeenResult {
-  toolUseId: string;
-  /** The result's content, flattened to text. */
-  text: string;
-  isError: boolean;
-  /** `performance.now()` when the request carrying it arrived. */
-  at: number;
-}
-
-/** A running fake endpoint. */
-export interface FakeModel extends AsyncDisposable {
-  url: string;
-  /** Tool results received so far, in order. */
-  results: SeenResult[];
-  /** `performance.now()` when each scripted call was handed out, by tool-use id. */
-  calledAt: Map<string, number>;
-  /** Every request body received on /v1/messages. */
-  requests: Record<string, unknown>[];
-}
+export type { FakeModel, ScriptedCall, SeenResult } from "./fake_model.ts";
 
 type Block =
   | { type: "text"; text: string }
@@ -49,11 +25,8 @@ export function startFakeAnthropic(
   script: readonly ScriptedCall[],
   options: { finalText?: string } = {},
 ): FakeModel {
-  const results: SeenResult[] = [];
-  const calledAt = new Map<string, number>();
-  const requests: Record<string, unknown>[] = [];
   let count = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  return serveFakeModel(async (req, state) => {
     const url = new URL(req.url);
     if (req.method !== "POST" || url.pathname !== "/v1/messages") return Response.json({});
     const body = JSON.parse(await req.text()) as {
@@ -62,14 +35,14 @@ export function startFakeAnthropic(
       tools?: { name: string }[];
       messages?: { role: string; content: unknown }[];
     };
-    requests.push(body);
-    const seen = new Set(results.map((r) => r.toolUseId));
+    state.requests.push(body);
+    const seen = new Set(state.results.map((r) => r.toolUseId));
     for (const message of body.messages ?? []) {
       if (!Array.isArray(message.content)) continue;
       for (const part of message.content as Record<string, unknown>[]) {
         if (part.type !== "tool_result" || seen.has(String(part.tool_use_id))) continue;
         seen.add(String(part.tool_use_id));
-        results.push({
+        state.results.push({
           toolUseId: String(part.tool_use_id),
           text: flatten(part.content),
           isError: part.is_error === true,
@@ -79,27 +52,12 @@ export function startFakeAnthropic(
     }
     const offersTools = script.length > 0 &&
       (body.tools ?? []).some((tool) => tool.name === script[0]!.name);
-    const next = offersTools ? script[results.length] : undefined;
-    let block: Block;
-    if (next && !calledAt.has(`toolu_${results.length}`)) {
-      const id = `toolu_${results.length}`;
-      calledAt.set(id, performance.now());
-      block = { type: "tool_use", id, name: next.name, input: next.input };
-    } else {
-      block = { type: "text", text: options.finalText ?? "done" };
-    }
+    const next = offersTools ? nextCall(script, state, "toolu") : undefined;
+    const block: Block = next
+      ? { type: "tool_use", id: next.id, name: next.call.name, input: next.call.input }
+      : { type: "text", text: options.finalText ?? "done" };
     return reply(body.model ?? "claude", block, body.stream === true, ++count);
   });
-  const { port } = server.addr as Deno.NetAddr;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    results,
-    calledAt,
-    requests,
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-    },
-  };
 }
 
 function flatten(content: unknown): string {

@@ -8,21 +8,18 @@
  * @module
  */
 
-import type { FakeModel, ScriptedCall, SeenResult } from "./fake_anthropic.ts";
+import { type FakeModel, nextCall, type ScriptedCall, serveFakeModel } from "./fake_model.ts";
 
 /** Serve a scripted model for Gemini CLI. */
 export function startFakeGemini(script: readonly ScriptedCall[]): FakeModel {
-  const results: SeenResult[] = [];
-  const calledAt = new Map<string, number>();
-  const requests: Record<string, unknown>[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  return serveFakeModel(async (req, state) => {
     const url = new URL(req.url);
     if (req.method !== "POST") return Response.json({});
     const body = JSON.parse(await req.text()) as {
       contents?: { parts?: Record<string, unknown>[] }[];
     };
-    requests.push(body);
-    const seen = new Set(results.map((r) => r.toolUseId));
+    state.requests.push(body);
+    const seen = new Set(state.results.map((r) => r.toolUseId));
     for (const content of body.contents ?? []) {
       for (const part of content.parts ?? []) {
         const response = part.functionResponse as
@@ -32,7 +29,7 @@ export function startFakeGemini(script: readonly ScriptedCall[]): FakeModel {
         if (!response || !id || seen.has(id)) continue;
         seen.add(id);
         const output = response.response.output ?? response.response.error ?? response.response;
-        results.push({
+        state.results.push({
           toolUseId: id,
           text: typeof output === "string" ? output : JSON.stringify(output),
           isError: "error" in response.response,
@@ -40,16 +37,11 @@ export function startFakeGemini(script: readonly ScriptedCall[]): FakeModel {
         });
       }
     }
-    const next = script[results.length];
-    const key = `call_${results.length}`;
-    let part: Record<string, unknown>;
-    if (next && !calledAt.has(key)) {
-      calledAt.set(key, performance.now());
-      part = { functionCall: { name: next.name, args: next.input } };
-    } else {
-      part = { text: "done" };
-    }
-    // Results come back under Gemini CLI's own ids: map them to the order of calls.
+    // Results come back under Gemini CLI's own ids; calls are matched to them by order.
+    const next = nextCall(script, state, "call");
+    const part = next
+      ? { functionCall: { name: next.call.name, args: next.call.input } }
+      : { text: "done" };
     const chunk = {
       candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP", index: 0 }],
       usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 1, totalTokenCount: 6 },
@@ -60,14 +52,4 @@ export function startFakeGemini(script: readonly ScriptedCall[]): FakeModel {
       })
       : Response.json(chunk);
   });
-  const { port } = server.addr as Deno.NetAddr;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    results,
-    calledAt,
-    requests,
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-    },
-  };
 }

@@ -9,27 +9,24 @@
  * @module
  */
 
-import type { FakeModel, ScriptedCall, SeenResult } from "./fake_anthropic.ts";
+import { type FakeModel, nextCall, type ScriptedCall, serveFakeModel } from "./fake_model.ts";
 
 /**
  * Serve a scripted model. `script[i].name` is `namespace/function`
  * (`mcp__agent_bus/sync`).
  */
 export function startFakeOpenAI(script: readonly ScriptedCall[]): FakeModel {
-  const results: SeenResult[] = [];
-  const calledAt = new Map<string, number>();
-  const requests: Record<string, unknown>[] = [];
   let count = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  return serveFakeModel(async (req, state) => {
     const url = new URL(req.url);
     if (req.method !== "POST" || !url.pathname.endsWith("/responses")) return Response.json({});
     const body = JSON.parse(await req.text()) as { input?: Record<string, unknown>[] };
-    requests.push(body);
-    const seen = new Set(results.map((r) => r.toolUseId));
+    state.requests.push(body);
+    const seen = new Set(state.results.map((r) => r.toolUseId));
     for (const item of body.input ?? []) {
       if (item.type !== "function_call_output" || seen.has(String(item.call_id))) continue;
       seen.add(String(item.call_id));
-      results.push({
+      state.results.push({
         toolUseId: String(item.call_id),
         text: typeof item.output === "string" ? item.output : JSON.stringify(item.output),
         isError: false,
@@ -37,19 +34,17 @@ export function startFakeOpenAI(script: readonly ScriptedCall[]): FakeModel {
       });
     }
     const n = ++count;
-    const next = script[results.length];
+    const next = nextCall(script, state, "call");
     let item: Record<string, unknown>;
-    if (next && !calledAt.has(`call_${results.length}`)) {
-      const id = `call_${results.length}`;
-      calledAt.set(id, performance.now());
-      const [namespace, name] = next.name.split("/", 2);
+    if (next) {
+      const [namespace, name] = next.call.name.split("/", 2);
       item = {
         type: "function_call",
         id: `fc_${n}`,
-        call_id: id,
+        call_id: next.id,
         name,
         namespace,
-        arguments: JSON.stringify(next.input),
+        arguments: JSON.stringify(next.call.input),
         status: "completed",
       };
     } else {
@@ -85,14 +80,4 @@ export function startFakeOpenAI(script: readonly ScriptedCall[]): FakeModel {
       { headers: { "content-type": "text/event-stream" } },
     );
   });
-  const { port } = server.addr as Deno.NetAddr;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    results,
-    calledAt,
-    requests,
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-    },
-  };
 }

@@ -20,7 +20,7 @@ import { sendMail } from "../../lib/bus/mail.ts";
 import type { Message } from "../../lib/bus/messages.ts";
 import { joinTopic } from "../../lib/bus/names.ts";
 import { ask, drainQuestions, publishAnswers } from "../../lib/bus/qa.ts";
-import { Session } from "../../lib/bus/session.ts";
+import { type Identity, Session } from "../../lib/bus/session.ts";
 import { sync } from "../../lib/bus/sync.ts";
 import { createTopic } from "../../lib/bus/topics.ts";
 import { EventHub, eventStream } from "../../lib/console/events.ts";
@@ -86,6 +86,18 @@ async function promptly<T>(what: string, promise: Promise<T>): Promise<T> {
   }
 }
 
+/** Send one message as `identity` (a peer of `bus`), without waiting. */
+function post(bus: TestBus, identity: Identity, text: string) {
+  return sync(bus, identity, {
+    topicId: identity.topicId,
+    outbox: [{ content_markdown: text }],
+    maxItems: 1,
+    includeSelf: false,
+    waitSeconds: 0,
+    autoAdvance: true,
+  });
+}
+
 async function joined(bus: TestBus, topicId: string, agentName: string) {
   const session = new Session();
   await joinTopic(bus, session, { agentName, topicId, allowClosed: false });
@@ -97,16 +109,7 @@ Deno.test("sync() wakes for a message committed between its check and its wait",
     const { topic } = await createTopic(waiter, { name: "window", mode: "new" });
     const reader = await joined(waiter, topic.topic_id, "reader");
     const writer = await joined(other, topic.topic_id, "writer");
-    inWindow(() =>
-      sync(other, writer, {
-        topicId: topic.topic_id,
-        outbox: [{ content_markdown: "in the window" }],
-        maxItems: 5,
-        includeSelf: false,
-        waitSeconds: 0,
-        autoAdvance: true,
-      })
-    );
+    inWindow(() => post(other, writer, "in the window"));
     const result = await promptly(
       "sync",
       sync(waiter, reader, {
@@ -215,16 +218,7 @@ Deno.test("followTopic() (agent-bus watch) shows a message committed in the wind
   await withWindow(async ({ waiter, other, inWindow, fired }) => {
     const { topic } = await createTopic(waiter, { name: "watch-window", mode: "new" });
     const writer = await joined(other, topic.topic_id, "writer");
-    inWindow(() =>
-      sync(other, writer, {
-        topicId: topic.topic_id,
-        outbox: [{ content_markdown: "watched in the window" }],
-        maxItems: 1,
-        includeSelf: false,
-        waitSeconds: 0,
-        autoAdvance: true,
-      })
-    );
+    inWindow(() => post(other, writer, "watched in the window"));
     const stop = new AbortController();
     const seen = Promise.withResolvers<Message>();
     const following = followTopic(waiter, topic.topic_id, {
@@ -247,16 +241,7 @@ Deno.test("the console's event stream sends a message committed in the window", 
   await withWindow(async ({ waiter, other, inWindow, fired }) => {
     const { topic } = await createTopic(waiter, { name: "events-window", mode: "new" });
     const writer = await joined(other, topic.topic_id, "writer");
-    inWindow(() =>
-      sync(other, writer, {
-        topicId: topic.topic_id,
-        outbox: [{ content_markdown: "streamed in the window" }],
-        maxItems: 1,
-        includeSelf: false,
-        waitSeconds: 0,
-        autoAdvance: true,
-      })
-    );
+    inWindow(() => post(other, writer, "streamed in the window"));
     const stop = new AbortController();
     const hub = new EventHub(waiter);
     const response = eventStream(waiter, { hub, keepAliveMs: 60_000, signal: stop.signal });

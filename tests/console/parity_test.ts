@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { guardPolicy } from "../../lib/transports/http/guard.ts";
 import { createHttpHandler } from "../../lib/transports/http/handler.ts";
+import type { TestBus } from "../_helpers/bus.ts";
 import { connectInProcess } from "../_helpers/in_process.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -109,6 +110,17 @@ const PAIRS: Pair[] = [
   },
 ];
 
+/** The HTTP handler of `bus`'s runtime, in process. */
+function handlerFor(bus: TestBus) {
+  return createHttpHandler({
+    deps: { bus, search: bus.runtime.search },
+    policy: guardPolicy("127.0.0.1", {}),
+    maxBodyBytes: 1 << 20,
+    sessionIdleMs: 60_000,
+    jsonResponse: undefined,
+  });
+}
+
 /** The error code of a tool result or a REST answer, or undefined when it succeeded. */
 type Outcome = string | undefined;
 
@@ -116,13 +128,7 @@ Deno.test("each REST route accepts and refuses exactly what its tool does", asyn
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
   await using mcp = await connectInProcess(path, "peer");
-  const handler = createHttpHandler({
-    deps: { bus: mcp.bus, search: mcp.bus.runtime.search },
-    policy: guardPolicy("127.0.0.1", {}),
-    maxBodyBytes: 1 << 20,
-    sessionIdleMs: 60_000,
-    jsonResponse: undefined,
-  });
+  const handler = handlerFor(mcp.bus);
   try {
     const created = await mcp.client.callTool({ name: "topic_create", arguments: { name: "p" } });
     const topicId = (created.structuredContent as { topic_id: string }).topic_id;
@@ -161,13 +167,7 @@ Deno.test("each REST route accepts and refuses exactly what its tool does", asyn
 Deno.test("the OpenAPI document describes routes that exist and take what it says", async () => {
   await using tmp = await tmpDir();
   await using mcp = await connectInProcess(`${tmp.path}/bus.sqlite`, "peer");
-  const handler = createHttpHandler({
-    deps: { bus: mcp.bus, search: mcp.bus.runtime.search },
-    policy: guardPolicy("127.0.0.1", {}),
-    maxBodyBytes: 1 << 20,
-    sessionIdleMs: 60_000,
-    jsonResponse: undefined,
-  });
+  const handler = handlerFor(mcp.bus);
   try {
     const created = await mcp.client.callTool({ name: "topic_create", arguments: { name: "d" } });
     const topicId = (created.structuredContent as { topic_id: string }).topic_id;

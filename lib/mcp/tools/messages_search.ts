@@ -6,7 +6,7 @@
  */
 
 import { z } from "zod";
-import { searchInput, toSeconds } from "../../search/schema.ts";
+import { searchArgsOf, searchInput } from "../../search/schema.ts";
 import { defineTool } from "../define_tool.ts";
 import { oneLine, quote } from "../text.ts";
 
@@ -50,18 +50,7 @@ export const messagesSearchTool = defineTool({
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   usesDb: true,
   async run(args, { search }) {
-    const { warnings, ...result } = await search.search({
-      query: args.query,
-      topicId: args.topic_id ?? undefined,
-      mode: args.mode,
-      limit: args.limit,
-      model: args.model ?? undefined,
-      includeContent: args.include_content,
-      sender: args.sender ?? undefined,
-      messageType: args.message_type ?? undefined,
-      since: toSeconds(args.since, "since"),
-      until: toSeconds(args.until, "until"),
-    });
+    const { warnings, ...result } = await search.search(searchArgsOf(args));
     // With include_content the engine already kept the bodies within the result budget.
     const shown = args.include_content ? result.results : result.results.slice(0, TEXT_ROWS);
     const lines = shown.map((hit) => {
