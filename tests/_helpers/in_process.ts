@@ -13,12 +13,27 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Env } from "../../lib/config.ts";
 import type { ProfileName } from "../../lib/mcp/profiles.ts";
 import { createServer, type ServerOptions } from "../../lib/mcp/server.ts";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { loadConfig } from "../../lib/config.ts";
+import { createLogger } from "../../lib/log.ts";
+import { openRuntime } from "../../lib/runtime.ts";
+import { guardPolicy } from "../../lib/transports/http/guard.ts";
+import { createHttpHandler } from "../../lib/transports/http/handler.ts";
+import { maxMessageBytes } from "../../lib/transports/limits.ts";
 import { openTestBus, openTestSearch, type TestBus } from "./bus.ts";
+import { failureOf, okContent, type ToolFailure } from "./peer.ts";
 
 /** A connected client, its bus, and cleanup. */
 export interface InProcess extends AsyncDisposable {
   client: Client;
   bus: TestBus;
+  /** Call a tool and return the raw result. */
+  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  /** Call a tool and return its structuredContent; throws when the result is an error. */
+  ok(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Call a tool that must fail and return its error, unpacked. */
+  fail(name: string, args?: Record<string, unknown>): Promise<ToolFailure>;
 }
 
 /** Serve `profile` on `dbPath` in this process and connect a client to it. */
@@ -34,14 +49,60 @@ export async function connectInProcess(
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await created.server.connect(serverSide);
   await client.connect(clientSide);
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    await client.callTool({ name, arguments: args }) as CallToolResult;
   return {
     client,
     bus,
+    call,
+    async ok(name, args) {
+      return okContent(name, await call(name, args));
+    },
+    async fail(name, args) {
+      return failureOf(name, await call(name, args));
+    },
     async [Symbol.asyncDispose]() {
       await client.close();
       await created.close();
       await search[Symbol.asyncDispose]();
       await bus[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** The HTTP server's handler on a loopback socket, in this process. */
+export interface InProcessHttp extends AsyncDisposable {
+  url: string;
+  port: number;
+}
+
+/**
+ * Serve what `agent-bus http` serves (its handler, guard and console, over
+ * its own runtime) on a free loopback port in this process: real HTTP for
+ * `fetch`, without starting a process.
+ */
+export function serveHttpInProcess(dbPath: string, env: Env = {}): InProcessHttp {
+  const { config } = loadConfig({ ...env, AGENT_BUS_DB: dbPath });
+  const runtime = openRuntime(config, { log: createLogger("error") });
+  const handler = createHttpHandler({
+    deps: { bus: runtime.bus, search: runtime.search },
+    policy: guardPolicy("127.0.0.1", config.http),
+    maxBodyBytes: maxMessageBytes(config),
+    sessionIdleMs: config.http.sessionIdleSeconds * 1000,
+    jsonResponse: config.http.jsonResponse,
+  });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (request) => handler.handle(request),
+  );
+  const { port } = server.addr as Deno.NetAddr;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    async [Symbol.asyncDispose]() {
+      await handler.close();
+      await server.shutdown();
+      await runtime.close();
     },
   };
 }

@@ -149,13 +149,7 @@ export async function startPeer(options: PeerOptions): Promise<Peer> {
       return okContent(name, await call(name, args), stderr);
     },
     async fail(name, args) {
-      const result = await call(name, args);
-      if (!result.isError) {
-        throw new Error(`${name} succeeded but should have failed: ${textOf(result)}`);
-      }
-      const structured = result.structuredContent as Record<string, unknown>;
-      const error = structured.error as { code: string; message: string };
-      return { code: error.code, message: error.message, structured, text: textOf(result) };
+      return failureOf(name, await call(name, args));
     },
     stderr: () => stderr,
     kill(signal = "SIGKILL") {
@@ -180,6 +174,16 @@ export function okContent(
     throw new Error(`${name} failed: ${textOf(result)}\n--- stderr ---\n${stderr}`);
   }
   return result.structuredContent as Record<string, unknown>;
+}
+
+/** An error result, unpacked; throws when the result is a success. */
+export function failureOf(name: string, result: CallToolResult): ToolFailure {
+  if (!result.isError) {
+    throw new Error(`${name} succeeded but should have failed: ${textOf(result)}`);
+  }
+  const structured = result.structuredContent as Record<string, unknown>;
+  const error = structured.error as { code: string; message: string };
+  return { code: error.code, message: error.message, structured, text: textOf(result) };
 }
 
 /** The text content of a result. */

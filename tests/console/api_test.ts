@@ -4,13 +4,13 @@
  */
 
 import assert from "node:assert/strict";
-import { rawStatus, startHttpServer } from "../_helpers/http.ts";
-import { type Peer, startPeer } from "../_helpers/peer.ts";
+import { rawStatus } from "../_helpers/http.ts";
+import { connectInProcess, type InProcess, serveHttpInProcess } from "../_helpers/in_process.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 interface Scene extends AsyncDisposable {
   url: string;
-  agent: Peer;
+  agent: InProcess;
   topicId: string;
   dbPath: string;
 }
@@ -19,8 +19,9 @@ interface Scene extends AsyncDisposable {
 async function scene(env: Record<string, string> = {}): Promise<Scene> {
   const dir = await tmpDir();
   const dbPath = `${dir.path}/bus.sqlite`;
-  const server = await startHttpServer({ dbPath, env });
-  const agent = await startPeer({ dbPath });
+  // In process: the HTTP handler on a socket, and an agent's MCP server on the same file.
+  const server = serveHttpInProcess(dbPath, env);
+  const agent = await connectInProcess(dbPath, "peer");
   const topicId = (await agent.ok("topic_create", { name: "alpha" })).topic_id as string;
   await agent.ok("topic_join", { agent_name: "codex", topic_id: topicId });
   await agent.ok("sync", {
@@ -37,7 +38,7 @@ async function scene(env: Record<string, string> = {}): Promise<Scene> {
     topicId,
     dbPath,
     async [Symbol.asyncDispose]() {
-      await agent.close();
+      await agent[Symbol.asyncDispose]();
       await server[Symbol.asyncDispose]();
       await dir[Symbol.asyncDispose]();
     },

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { type Peer, startPeer, textOf, until } from "../_helpers/peer.ts";
-import { connectInProcess } from "../_helpers/in_process.ts";
+import { connectInProcess, type InProcess } from "../_helpers/in_process.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const TEACHER_TOOLS = [
@@ -25,7 +25,16 @@ function startRole(dbPath: string, role: "teacher" | "student", env: Record<stri
   return startPeer({ dbPath, env, args: ["--role", role] });
 }
 
-async function openTopic(teacher: Peer, name = "pink"): Promise<string> {
+/** A role's server in this process (for tests that need no process boundary). */
+function inProcessRole(
+  dbPath: string,
+  role: "teacher" | "student",
+  env: Record<string, string> = {},
+): Promise<InProcess> {
+  return connectInProcess(dbPath, role, { env });
+}
+
+async function openTopic(teacher: Pick<Peer, "ok">, name = "pink"): Promise<string> {
   return (await teacher.ok("topic_create", { name })).topic_id as string;
 }
 
@@ -51,8 +60,8 @@ Deno.test("each role lists exactly its seed tools and refuses the other role's",
 Deno.test("the teacher sees the student's question; the student's poll renders FOLLOW_UP_REQUIRED without teacher notes or warnings", async () => {
   await using tmp = await tmpDir();
   const dbPath = `${tmp.path}/bus.sqlite`;
-  await using teacher = await startRole(dbPath, "teacher");
-  await using student = await startRole(dbPath, "student");
+  await using teacher = await inProcessRole(dbPath, "teacher");
+  await using student = await inProcessRole(dbPath, "student");
   const topicId = await openTopic(teacher);
   assert.equal((await student.ok("topic_resolve", { name: "pink" })).topic_id, topicId);
 
@@ -203,8 +212,10 @@ Deno.test("a waiting teacher_drain wakes for a new question; a cancelled ask sto
 Deno.test("every error code of the contract comes back as isError with structuredContent.error", async () => {
   await using tmp = await tmpDir();
   const dbPath = `${tmp.path}/bus.sqlite`;
-  await using teacher = await startRole(dbPath, "teacher", { AGENT_BUS_BUSY_TIMEOUT_MS: "200" });
-  await using student = await startRole(dbPath, "student");
+  await using teacher = await inProcessRole(dbPath, "teacher", {
+    AGENT_BUS_BUSY_TIMEOUT_MS: "200",
+  });
+  await using student = await inProcessRole(dbPath, "student");
   const topicId = await openTopic(teacher);
   const otherId = await openTopic(teacher, "other");
   const { question_id } = await student.ok("ask", { topic_id: topicId, question: "q" });
@@ -295,8 +306,8 @@ Deno.test("every error code of the contract comes back as isError with structure
 Deno.test("ask_cancel is idempotent: ALREADY_CANCELLED, first reason kept, no warning in the student's text", async () => {
   await using tmp = await tmpDir();
   const dbPath = `${tmp.path}/bus.sqlite`;
-  await using teacher = await startRole(dbPath, "teacher");
-  await using student = await startRole(dbPath, "student");
+  await using teacher = await inProcessRole(dbPath, "teacher");
+  await using student = await inProcessRole(dbPath, "student");
   const topicId = await openTopic(teacher);
   const { question_id } = await student.ok("ask", { topic_id: topicId, question: "q" });
   const first = await student.ok("ask_cancel", {
@@ -340,8 +351,8 @@ Deno.test("hard limits come from their variables, and a publish batch with one b
     AGENT_BUS_MAX_TEACHER_NOTES_CHARS: "20",
     AGENT_BUS_MAX_PUBLISH_BATCH: "2",
   };
-  await using teacher = await startRole(dbPath, "teacher", env);
-  await using student = await startRole(dbPath, "student", env);
+  await using teacher = await inProcessRole(dbPath, "teacher", env);
+  await using student = await inProcessRole(dbPath, "student", env);
   const topicId = await openTopic(teacher);
   assert.equal(
     (await student.fail("ask", { topic_id: topicId, question: "x".repeat(51) })).code,
@@ -385,9 +396,9 @@ Deno.test("hard limits come from their variables, and a publish batch with one b
 Deno.test("teacher topics are the peer bus's topics: listed by peers, closed for both", async () => {
   await using tmp = await tmpDir();
   const dbPath = `${tmp.path}/bus.sqlite`;
-  await using teacher = await startRole(dbPath, "teacher");
-  await using student = await startRole(dbPath, "student");
-  await using peer = await startPeer({ dbPath });
+  await using teacher = await inProcessRole(dbPath, "teacher");
+  await using student = await inProcessRole(dbPath, "student");
+  await using peer = await connectInProcess(dbPath, "peer");
   const topicId = await openTopic(teacher, "shared");
   const listed = (await peer.ok("topic_list")).topics as { topic_id: string }[];
   assert.ok(listed.some((t) => t.topic_id === topicId));

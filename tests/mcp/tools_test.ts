@@ -1,9 +1,10 @@
 /**
- * The tool contract through a real server process and the SDK client:
+ * The tool contract through the SDK client (in process, but for the start-up warning):
  * discovery, schemas, error shapes, and garbage arguments.
  */
 
 import assert from "node:assert/strict";
+import { connectInProcess } from "../_helpers/in_process.ts";
 import { startPeer, textOf } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -27,7 +28,7 @@ type JsonSchema = {
 
 Deno.test("tools/list publishes the ten tools with input and output schemas", async () => {
   await using tmp = await tmpDir();
-  await using peer = await startPeer({ dbPath: `${tmp.path}/bus.sqlite` });
+  await using peer = await connectInProcess(`${tmp.path}/bus.sqlite`, "peer");
   const { tools } = await peer.client.listTools();
   assert.deepEqual(tools.map((t) => t.name), TOOLS);
   for (const tool of tools) {
@@ -78,7 +79,7 @@ Deno.test("AGENT_BUS_MAX_SYNC_ITEMS shapes the sync schema; a bad value is repor
 
 Deno.test("ping answers with versions, the seed's text and the semantic index state", async () => {
   await using tmp = await tmpDir();
-  await using peer = await startPeer({ dbPath: `${tmp.path}/bus.sqlite` });
+  await using peer = await connectInProcess(`${tmp.path}/bus.sqlite`, "peer");
   const result = await peer.call("ping");
   assert.deepEqual(Object.keys(result.structuredContent!).sort(), [
     "ok",
@@ -94,7 +95,7 @@ Deno.test("ping answers with versions, the seed's text and the semantic index st
 
 Deno.test("tools report TOPIC_NOT_FOUND, TOPIC_CLOSED and AGENT_NOT_JOINED", async () => {
   await using tmp = await tmpDir();
-  await using peer = await startPeer({ dbPath: `${tmp.path}/bus.sqlite` });
+  await using peer = await connectInProcess(`${tmp.path}/bus.sqlite`, "peer");
   for (
     const [name, args] of [
       ["topic_join", { agent_name: "a", topic_id: "nope" }],
@@ -135,7 +136,7 @@ Deno.test("tools report TOPIC_NOT_FOUND, TOPIC_CLOSED and AGENT_NOT_JOINED", asy
 
 Deno.test("garbage arguments get INVALID_ARGUMENT and the server keeps answering", async () => {
   await using tmp = await tmpDir();
-  await using peer = await startPeer({ dbPath: `${tmp.path}/bus.sqlite` });
+  await using peer = await connectInProcess(`${tmp.path}/bus.sqlite`, "peer");
   const topic = await peer.ok("topic_create", { name: "g" });
   await peer.ok("topic_join", { agent_name: "a", topic_id: topic.topic_id });
   const id = topic.topic_id;
@@ -213,7 +214,7 @@ Deno.test("garbage arguments get INVALID_ARGUMENT and the server keeps answering
 
 Deno.test("sync text lists sent ids and received bodies for text-only clients", async () => {
   await using tmp = await tmpDir();
-  await using peer = await startPeer({ dbPath: `${tmp.path}/bus.sqlite` });
+  await using peer = await connectInProcess(`${tmp.path}/bus.sqlite`, "peer");
   const topic = await peer.ok("topic_create", { name: "text" });
   await peer.ok("topic_join", { agent_name: "a", topic_id: topic.topic_id });
   const sent = await peer.call("sync", {

@@ -10,6 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connectHttp, rawStatus, shorthand, startHttpServer } from "../_helpers/http.ts";
 import { serverCommand, startPeer, textOf, until } from "../_helpers/peer.ts";
+import { serveHttpInProcess } from "../_helpers/in_process.ts";
 import { INIT_PARAMS } from "../_helpers/raw.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -30,7 +31,7 @@ function mailboxRows(dbPath: string): number {
 
 Deno.test("two HTTP clients exchange 100 messages each way through mailboxes, none lost or repeated", async () => {
   await using dir = await tmpDir();
-  await using server = await startHttpServer({ dbPath: `${dir.path}/bus.sqlite` });
+  await using server = serveHttpInProcess(`${dir.path}/bus.sqlite`);
   await using alice = await connectHttp(`${server.url}/agents/alice/mcp/`);
   await using bob = await connectHttp(`${server.url}/agents/bob/mcp`);
   const tools = (await alice.client.listTools()).tools.map((t) => t.name).sort();
@@ -73,7 +74,7 @@ Deno.test("two HTTP clients exchange 100 messages each way through mailboxes, no
 
 Deno.test("the seed's curl smoke test works literally", async () => {
   await using dir = await tmpDir();
-  await using server = await startHttpServer({ dbPath: `${dir.path}/bus.sqlite` });
+  await using server = serveHttpInProcess(`${dir.path}/bus.sqlite`);
   const curl = async (agent: string, body: string) => {
     const { stdout, success } = await new Deno.Command("curl", {
       args: [
@@ -102,9 +103,8 @@ Deno.test("the seed's curl smoke test works literally", async () => {
 
 Deno.test("shorthand errors carry the tool's code and a matching HTTP status", async () => {
   await using dir = await tmpDir();
-  await using server = await startHttpServer({
-    dbPath: `${dir.path}/bus.sqlite`,
-    env: { AGENT_BUS_MAX_MAILBOX_DEPTH: "3" },
+  await using server = serveHttpInProcess(`${dir.path}/bus.sqlite`, {
+    AGENT_BUS_MAX_MAILBOX_DEPTH: "3",
   });
   const alice = `${server.url}/agents/alice/mcp/`;
   for (let i = 0; i < 3; i++) {
@@ -143,10 +143,7 @@ Deno.test("shorthand errors carry the tool's code and a matching HTTP status", a
 Deno.test("a bad or missing token, a foreign Origin or Host, or an oversized body is refused and stores nothing", async () => {
   await using dir = await tmpDir();
   const dbPath = `${dir.path}/bus.sqlite`;
-  await using server = await startHttpServer({
-    dbPath,
-    env: { AGENT_BUS_HTTP_TOKEN: "s3cret-token" },
-  });
+  await using server = serveHttpInProcess(dbPath, { AGENT_BUS_HTTP_TOKEN: "s3cret-token" });
   const url = `${server.url}/agents/alice/mcp/`;
   const send = { name: "bob", msg: "should not arrive" };
   const good = { authorization: "Bearer s3cret-token" };
@@ -239,9 +236,9 @@ Deno.test("http refuses to bind a non-loopback address without a token", async (
 
 Deno.test("sessions: bound to their route, ended by DELETE, expired when idle; JSON-response mode", async () => {
   await using dir = await tmpDir();
-  await using server = await startHttpServer({
-    dbPath: `${dir.path}/bus.sqlite`,
-    env: { AGENT_BUS_HTTP_SESSION_IDLE_SECONDS: "1", AGENT_BUS_HTTP_JSON_RESPONSE: "true" },
+  await using server = serveHttpInProcess(`${dir.path}/bus.sqlite`, {
+    AGENT_BUS_HTTP_SESSION_IDLE_SECONDS: "1",
+    AGENT_BUS_HTTP_JSON_RESPONSE: "true",
   });
   const open = async (path: string) => {
     const response = await fetch(`${server.url}${path}`, {
