@@ -40,12 +40,13 @@ export interface InProcess extends AsyncDisposable {
 export async function connectInProcess(
   dbPath: string,
   profile: ProfileName,
-  options: { env?: Env; server?: ServerOptions } = {},
+  options: { env?: Env; server?: ServerOptions; onClient?: (client: Client) => void } = {},
 ): Promise<InProcess> {
   const bus = openTestBus(dbPath, options.env ?? {});
   const search = openTestSearch(bus);
   const created = createServer(profile, { bus, search }, options.server ?? {});
   const client = new Client({ name: "in-process-test", version: "1" });
+  options.onClient?.(client); // before connecting: handlers for notifications sent at once
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await created.server.connect(serverSide);
   await client.connect(clientSide);
