@@ -313,6 +313,11 @@ export function homeDir(env: Env): string | undefined {
 function resolveDbPath(env: Env, cwd: string | undefined, warnings: ConfigWarning[]): string {
   const raw = env.AGENT_BUS_DB?.trim() || DEFAULT_DB_PATH;
   if (raw === ":memory:") return raw;
+  // A URL is never a file path: `file://` names a file, any other scheme a store (the runtime
+  // says whether this build has it), so `postgres://…` cannot become a directory "postgres:".
+  const scheme = urlScheme(raw);
+  if (scheme === "file") return new URL(raw).pathname;
+  if (scheme !== undefined) return raw;
   let path = raw;
   if (path === "~" || path.startsWith("~/") || path.startsWith("~\\")) {
     const home = homeDir(env);
@@ -339,6 +344,29 @@ function resolveDbPath(env: Env, cwd: string | undefined, warnings: ConfigWarnin
     if (cwd !== undefined) path = `${cwd}/${path}`;
   }
   return path;
+}
+
+/**
+ * The scheme of a `scheme://…` value, lower case, or undefined (a path;
+ * `C:\\…` and `C:/…` are Windows paths, not URLs).
+ */
+export function urlScheme(value: string): string | undefined {
+  const at = value.indexOf("://");
+  if (at < 2 || at > 32) return undefined;
+  const scheme = value.slice(0, at).toLowerCase();
+  return /^[a-z][a-z0-9+.-]*$/.test(scheme) ? scheme : undefined;
+}
+
+/** A database URL with its password replaced by `***` (for messages and logs). */
+export function redactUrl(value: string): string {
+  if (urlScheme(value) === undefined) return value;
+  try {
+    const url = new URL(value);
+    if (url.password) url.password = "***";
+    return url.toString();
+  } catch {
+    return value.replace(/:[^:@/]*@/, ":***@");
+  }
 }
 
 function isAbsolute(path: string): boolean {

@@ -16,10 +16,11 @@
 
 import type { ChangeFeedOptions } from "./bus/changes.ts";
 import { type Bus, type Clock, createBus } from "./bus/mod.ts";
-import type { ResolvedConfig } from "./config.ts";
+import { redactUrl, type ResolvedConfig, urlScheme } from "./config.ts";
+import { BusError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { SearchEngine } from "./search/mod.ts";
-import { openStore, type Store } from "./store/mod.ts";
+import { openStore, Store } from "./store/mod.ts";
 
 export { inspectDatabaseFile, sqliteFeatures } from "./store/inspect.ts";
 export { type MigrationState, readMigrationState, wipeDatabase } from "./store/mod.ts";
@@ -53,7 +54,7 @@ export interface RuntimeOptions {
  */
 export function openRuntime(config: ResolvedConfig, options: RuntimeOptions): Runtime {
   const { log } = options;
-  const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
+  const store = openStoreFor(config, log);
   const bus = createBus({ store, config, log, now: options.now, changes: options.changes });
   const search = new SearchEngine({ store, config, log, fetch: options.fetch });
   if (options.indexing) search.start();
@@ -67,4 +68,23 @@ export function openRuntime(config: ResolvedConfig, options: RuntimeOptions): Ru
     return closing;
   };
   return { store, bus, search, close, [Symbol.asyncDispose]: close };
+}
+
+/**
+ * The store `config.dbPath` names: a SQLite file, or, for a URL, a store
+ * that refuses every access with the reason (this build has no other
+ * engine), labelled without the URL's password.
+ */
+function openStoreFor(config: ResolvedConfig, log: Logger): Store {
+  const options = { busyTimeoutMs: config.busyTimeoutMs, log };
+  const scheme = urlScheme(config.dbPath);
+  if (scheme === undefined) return openStore(config.dbPath, options);
+  const label = redactUrl(config.dbPath);
+  const reason = new BusError(
+    "DB_UNAVAILABLE",
+    `AGENT_BUS_DB is a ${scheme}:// URL (${label}), but this build stores a bus in a SQLite ` +
+      `file only: set AGENT_BUS_DB to a file path`,
+  );
+  log.error(reason.message);
+  return Store.unusable(label, options, reason);
 }

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { DEFAULTS, loadConfig } from "../lib/config.ts";
+import { DEFAULTS, loadConfig, redactUrl, urlScheme } from "../lib/config.ts";
 
 Deno.test("loadConfig() uses the seed's defaults and the home database", () => {
   const { config, warnings } = loadConfig({ HOME: "/home/u" });
@@ -84,4 +84,16 @@ Deno.test("every variable lib/config.ts reads is in the README's environment tab
   assert.ok(variables.size > 30, "the variables were found");
   const missing = [...variables].filter((name) => !table.includes(`\`${name}\``));
   assert.deepEqual(missing, []);
+});
+
+Deno.test("a database URL is never taken for a file path, and its password is redacted", () => {
+  const url = "postgres://bus:hunter2@127.0.0.1:5432/bus";
+  assert.equal(loadConfig({ AGENT_BUS_DB: url }, { cwd: "/work" }).config.dbPath, url);
+  assert.equal(
+    loadConfig({ AGENT_BUS_DB: "file:///srv/bus.sqlite" }).config.dbPath,
+    "/srv/bus.sqlite",
+  );
+  assert.equal(loadConfig({ AGENT_BUS_DB: "C:/bus.sqlite" }).config.dbPath, "C:/bus.sqlite");
+  assert.equal(redactUrl(url), "postgres://bus:***@127.0.0.1:5432/bus");
+  assert.equal(urlScheme("/tmp/x"), undefined);
 });

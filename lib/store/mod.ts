@@ -225,6 +225,17 @@ export class Store {
     }
   }
 
+  /**
+   * A store that cannot be used at all, for `reason` (every access throws
+   * it; it never tries to open anything).
+   */
+  static unusable(path: string, options: StoreOptions, reason: BusError): Store {
+    const store = new Store(path, options);
+    store.#failure = reason;
+    store.#retryAt = Infinity;
+    return store;
+  }
+
   /** Close the connection for good (process shutdown). */
   close(): void {
     this.#closeConnection();

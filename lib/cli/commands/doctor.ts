@@ -9,7 +9,7 @@
 
 import { inspectDatabaseFile, sqliteFeatures } from "../../runtime.ts";
 import { EmbeddingsClient } from "../../search/embeddings.ts";
-import { loadConfig } from "../../config.ts";
+import { loadConfig, redactUrl, urlScheme } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 import { type CliContext, type Command, defineCommand, UsageError } from "../command.ts";
 import { bytes, createStyle, out, outJson } from "../format.ts";
@@ -82,6 +82,16 @@ function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
       detail:
         "AGENT_BUS_DB is :memory:: every process has its own empty bus, so agents cannot meet",
       fix: "unset AGENT_BUS_DB or point it at a file",
+    }];
+  }
+  if (urlScheme(path) !== undefined) {
+    return [{
+      check: "Database",
+      status: "fail",
+      detail: `AGENT_BUS_DB is a URL (${
+        redactUrl(path)
+      }); this build stores a bus in a SQLite file`,
+      fix: "point AGENT_BUS_DB at a file path",
     }];
   }
   const findings: Finding[] = [];
@@ -310,7 +320,9 @@ function checkEntry(
     return {
       check: title,
       status: "warn",
-      detail: `${where} uses ${db}, not ${ctx.config.dbPath}: its agent will not see the others`,
+      detail: `${where} uses ${redactUrl(db)}, not ${
+        redactUrl(ctx.config.dbPath)
+      }: its agent will not see the others`,
       fix: `\`agent-bus install ${clientIdOf(title)}\` with the same AGENT_BUS_DB for every client`,
     };
   }
