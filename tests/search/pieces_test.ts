@@ -8,6 +8,7 @@ import { MARGIN, semanticBar } from "../../lib/search/calibration.ts";
 import { chunkText } from "../../lib/search/chunk.ts";
 import { reciprocalRankFusion } from "../../lib/search/fusion.ts";
 import { markedSnippet } from "../../lib/search/snippet.ts";
+import { highlightTerms, MAX_QUERY_TERMS } from "../../lib/search/fts_query.ts";
 import { codeTerms, splitIdentifier } from "../../lib/store/terms.ts";
 
 Deno.test("chunkText keeps short texts whole and cuts long ones at paragraphs with overlap", () => {
@@ -70,4 +71,25 @@ Deno.test("semanticBar puts the bar just above the best reference text, never be
     0.2,
     "other dimensions are ignored",
   );
+});
+
+Deno.test("code terms and query terms stay linear on pathological text", () => {
+  // The backtracking regexes these replace took 10-16 s on the first input.
+  const inputs = [
+    "X".repeat(65_536),
+    "aB".repeat(32_768),
+    "AB".repeat(32_767) + "c",
+    "v1.".repeat(21_845),
+    "a".repeat(65_535) + "1",
+  ];
+  for (const text of inputs) {
+    const started = performance.now();
+    codeTerms(text);
+    splitIdentifier(text);
+    const words = highlightTerms(text.slice(0, 16_384));
+    assert.ok(words.length <= 2 * MAX_QUERY_TERMS + 2);
+    const ms = performance.now() - started;
+    assert.ok(ms < 1_000, `${text.slice(0, 8)}… took ${ms.toFixed(0)} ms`);
+  }
+  assert.ok(highlightTerms("ab ".repeat(5_000)).length <= 2 * MAX_QUERY_TERMS);
 });
