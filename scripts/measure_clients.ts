@@ -19,7 +19,12 @@
 import { createTopic } from "../lib/bus/topics.ts";
 import { openTestBus, seedTopic } from "../tests/_helpers/bus.ts";
 import { installClients } from "../tests/_helpers/clients.ts";
-import { type ScriptedCall, startFakeAnthropic } from "../tests/_helpers/fake_anthropic.ts";
+import {
+  type FakeModel,
+  type ScriptedCall,
+  type SeenResult,
+  startFakeAnthropic,
+} from "../tests/_helpers/fake_anthropic.ts";
 import { startFakeGemini } from "../tests/_helpers/fake_gemini.ts";
 import { startFakeOpenAI } from "../tests/_helpers/fake_openai.ts";
 import { serverCommand } from "../tests/_helpers/peer.ts";
@@ -48,16 +53,15 @@ async function runClaude(
     }),
   );
   await Deno.mkdir(`${dir}/home`);
-  const output = await new Deno.Command(clients.bin("claude"), {
-    args: [
-      "-p",
-      "Use the agent-bus tools.",
-      "--mcp-config",
-      `${dir}/mcp.json`,
-      "--strict-mcp-config",
-      "--allowedTools",
-      "mcp__agent-bus",
-    ],
+  const output = await runOffline(clients.bin("claude"), [
+    "-p",
+    "Use the agent-bus tools.",
+    "--mcp-config",
+    `${dir}/mcp.json`,
+    "--strict-mcp-config",
+    "--allowedTools",
+    "mcp__agent-bus",
+  ], {
     cwd: dir,
     env: {
       HOME: `${dir}/home`,
@@ -67,16 +71,8 @@ async function runClaude(
       ANTHROPIC_API_KEY: "sk-test",
       ...env,
     },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const results = model.results.map((r) => ({
-    text: r.text,
-    isError: r.isError,
-    ms: r.at - (model.calledAt.get(r.toolUseId) ?? r.at),
-  }));
+  });
+  const results = timedResults(model);
   await Deno.remove(dir, { recursive: true });
   return { results, stdout: new TextDecoder().decode(output.stdout) };
 }
@@ -114,8 +110,7 @@ async function runCodex(
       serverToml,
     ].join("\n"),
   );
-  await new Deno.Command(CODEX, {
-    args: ["exec", "--skip-git-repo-check", "Use the agent-bus tools."],
+  await runOffline(CODEX, ["exec", "--skip-git-repo-check", "Use the agent-bus tools."], {
     cwd: dir,
     env: {
       HOME: dir,
@@ -123,16 +118,9 @@ async function runCodex(
       PATH: Deno.env.get("PATH") ?? "",
       FAKE_KEY: "x",
     },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const results = model.results.map((r) => ({
-    text: r.text,
-    isError: /timed out|error/i.test(r.text.slice(0, 200)),
-    ms: r.at - (model.calledAt.get(r.toolUseId) ?? r.at),
-  }));
+  });
+  // Codex reports a failed call in the output text.
+  const results = timedResults(model, (r) => /timed out|error/i.test(r.text.slice(0, 200)));
   await Deno.remove(dir, { recursive: true });
   return { results };
 }
@@ -155,9 +143,13 @@ async function runGemini(
       security: { auth: { selectedType: "gemini-api-key" } },
     }),
   );
-  await new Deno.Command(clients.bin("gemini"), {
-    // An explicit model: "auto" first asks a router model that this fake does not play.
-    args: ["-m", "gemini-2.5-flash", "-p", "Use the agent-bus tools."],
+  // An explicit model: "auto" first asks a router model that this fake does not play.
+  await runOffline(clients.bin("gemini"), [
+    "-m",
+    "gemini-2.5-flash",
+    "-p",
+    "Use the agent-bus tools.",
+  ], {
     cwd: dir,
     env: {
       HOME: `${dir}/home`,
@@ -167,19 +159,41 @@ async function runGemini(
       GOOGLE_GEMINI_BASE_URL: model.url,
       GEMINI_CLI_TRUST_WORKSPACE: "true",
     },
+  });
+  // Gemini CLI answers under its own ids: results follow the calls in order.
+  const results = timedResults(model, undefined, [...model.calledAt.values()]);
+  await Deno.remove(dir, { recursive: true });
+  return { results };
+}
+
+/** Run a client with only `env` (no inherited environment), output captured. */
+function runOffline(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string> },
+): Promise<Deno.CommandOutput> {
+  return new Deno.Command(command, {
+    args,
+    cwd: options.cwd,
+    env: options.env,
     clearEnv: true,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const order = [...model.calledAt.values()];
-  const results = model.results.map((r, i) => ({
+}
+
+/** Each tool result with how long after its call it came back. */
+function timedResults(
+  model: FakeModel,
+  isError: (result: SeenResult) => boolean = (r) => r.isError,
+  callTimes?: number[],
+): { text: string; isError: boolean; ms: number }[] {
+  return model.results.map((r, i) => ({
     text: r.text,
-    isError: r.isError,
-    ms: r.at - (order[i] ?? r.at),
+    isError: isError(r),
+    ms: r.at - ((callTimes ? callTimes[i] : model.calledAt.get(r.toolUseId)) ?? r.at),
   }));
-  await Deno.remove(dir, { recursive: true });
-  return { results };
 }
 
 async function topicWith(dbPath: string, bodies: string[]): Promise<string> {
