@@ -10,6 +10,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { ConfigWarning, ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
+import type { CliIo, Printer } from "./format.ts";
 import { openRuntime, type Runtime } from "../runtime.ts";
 
 /** Everything a command may use. */
@@ -19,6 +20,12 @@ export interface CliContext {
   log: Logger;
   /** The environment (for commands that hand it on, like `install`). */
   env: Record<string, string | undefined>;
+  /** The working directory the program runs in. */
+  cwd: string;
+  /** The standard streams (the process's, or a test's). */
+  io: CliIo;
+  /** Output to {@linkcode CliIo}'s stdout and stderr. */
+  print: Printer;
 }
 
 /** One `agent-bus <name>` command. */
@@ -119,7 +126,7 @@ export function openCliRuntime(ctx: CliContext): Runtime {
  * runs in the project's folder, and Deno passes the caller's in INIT_CWD.
  */
 export function userCwd(ctx: CliContext): string {
-  return ctx.env.INIT_CWD || Deno.cwd();
+  return ctx.env.INIT_CWD || ctx.cwd;
 }
 
 /** `path` made absolute against {@linkcode userCwd}. */

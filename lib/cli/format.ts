@@ -10,6 +10,22 @@
 
 const encoder = new TextEncoder();
 
+/** Somewhere output goes: `Deno.stdout`, `Deno.stderr`, or a test's buffer. */
+export interface OutputStream {
+  writeSync(bytes: Uint8Array): number;
+  isTerminal(): boolean;
+}
+
+/** The standard streams a command reads and writes. */
+export interface CliIo {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  stdin: { readonly readable: ReadableStream<Uint8Array>; isTerminal(): boolean };
+}
+
+/** The process's own streams. */
+export const PROCESS_IO: CliIo = { stdout: Deno.stdout, stderr: Deno.stderr, stdin: Deno.stdin };
+
 /** stdout or stderr was closed by its reader: stop writing, nothing failed. */
 export class ReaderGone extends Error {
   constructor() {
@@ -18,7 +34,7 @@ export class ReaderGone extends Error {
   }
 }
 
-function writeAll(stream: typeof Deno.stdout, text: string): void {
+function writeAll(stream: OutputStream, text: string): void {
   const bytes = encoder.encode(text.endsWith("\n") ? text : text + "\n");
   try {
     for (let done = 0; done < bytes.length;) done += stream.writeSync(bytes.subarray(done));
@@ -27,19 +43,27 @@ function writeAll(stream: typeof Deno.stdout, text: string): void {
   }
 }
 
-/** Print a result line to stdout. */
-export function out(text: string): void {
-  writeAll(Deno.stdout, text);
+/** How a command prints: results to stdout, diagnostics to stderr. */
+export interface Printer {
+  /** Print a result line to stdout. */
+  out(text: string): void;
+  /** Print a diagnostic line to stderr. */
+  err(text: string): void;
+  /** Print a value as indented JSON to stdout. */
+  json(value: unknown): void;
+  /** Styling for stdout (or stderr): on only for a terminal and without NO_COLOR. */
+  style(stream?: "stdout" | "stderr"): Style;
 }
 
-/** Print a diagnostic line to stderr. */
-export function err(text: string): void {
-  writeAll(Deno.stderr, text);
-}
-
-/** Print a value as indented JSON to stdout. */
-export function outJson(value: unknown): void {
-  out(JSON.stringify(value, null, 2));
+/** A {@linkcode Printer} over `io`; `noColor` switches styling off everywhere. */
+export function createPrinter(io: CliIo, noColor: boolean): Printer {
+  return {
+    out: (text) => writeAll(io.stdout, text),
+    err: (text) => writeAll(io.stderr, text),
+    json: (value) => writeAll(io.stdout, JSON.stringify(value, null, 2)),
+    style: (stream = "stdout") =>
+      createStyle(!noColor && (stream === "stderr" ? io.stderr : io.stdout).isTerminal()),
+  };
 }
 
 /** ANSI styling that switches itself off when it should. */
@@ -56,10 +80,7 @@ export interface Style {
 
 const NAME_COLOURS = [36, 35, 33, 32, 34, 31, 96, 95, 93, 92, 94, 91];
 
-/** Styling for stdout (or stderr): on only for a terminal and without NO_COLOR. */
-export function createStyle(options: { noColor: boolean; stream?: "stdout" | "stderr" }): Style {
-  const stream = options.stream === "stderr" ? Deno.stderr : Deno.stdout;
-  const enabled = !options.noColor && stream.isTerminal();
+function createStyle(enabled: boolean): Style {
   const sgr = (code: number) => (text: string) => enabled ? `\x1b[${code}m${text}\x1b[0m` : text;
   return {
     enabled,

@@ -25,7 +25,7 @@ import { searchCommand } from "./commands/search.ts";
 import { SERVE_OPTIONS, serveFromArgs } from "./commands/serve.ts";
 import { topicsCommand } from "./commands/topics.ts";
 import { watchCommand } from "./commands/watch.ts";
-import { err, out, ReaderGone } from "./format.ts";
+import { type CliIo, createPrinter, PROCESS_IO, ReaderGone } from "./format.ts";
 import { ConfigSyntaxError } from "./install/config_edit.ts";
 
 /** Every command, in the order the help lists them. */
@@ -75,38 +75,45 @@ See the README for the full list.`;
  *
  * @param args command-line arguments (without the program name)
  * @param env the environment
+ * @param options the standard streams and working directory (the process's by default; tests pass their own)
  * @returns the exit code
  */
 export async function main(
   args: string[],
   env: Record<string, string | undefined>,
+  options: { io?: CliIo; cwd?: string } = {},
 ): Promise<number> {
-  const { config, warnings } = loadConfig(env, { cwd: Deno.cwd() });
+  const cwd = options.cwd ?? Deno.cwd();
+  const { config, warnings } = loadConfig(env, { cwd });
+  const io = options.io ?? PROCESS_IO;
   const ctx: CliContext = {
     config,
     configWarnings: warnings,
     log: createLogger(config.logLevel),
     env,
+    cwd,
+    io,
+    print: createPrinter(io, config.noColor),
   };
   const first = args[0];
   if (first !== undefined && !first.startsWith("-")) {
     const command = COMMANDS[first];
-    if (!command) return usageError(`Unknown command "${first}"`, USAGE);
+    if (!command) return usageError(ctx, `Unknown command "${first}"`, USAGE);
     if (asksForHelp(args.slice(1))) {
-      out(command.usage);
+      ctx.print.out(command.usage);
       return 0;
     }
-    return await run(() => command.run(args.slice(1), ctx), command.usage);
+    return await run(ctx, () => command.run(args.slice(1), ctx), command.usage);
   }
   if (args.includes("--version") || args.includes("-V")) {
-    out(`agent-bus ${PACKAGE_VERSION}`);
+    ctx.print.out(`agent-bus ${PACKAGE_VERSION}`);
     return 0;
   }
   if (args.includes("--help") || args.includes("-h")) {
-    out(USAGE);
+    ctx.print.out(USAGE);
     return 0;
   }
-  return await run(() => serveFromArgs(args, ctx), USAGE);
+  return await run(ctx, () => serveFromArgs(args, ctx), USAGE);
 }
 
 /** `--help` or `-h` among the options (not after a `--`). */
@@ -116,26 +123,30 @@ function asksForHelp(args: string[]): boolean {
   return options.includes("--help") || options.includes("-h");
 }
 
-async function run(fn: () => Promise<number> | number, usage: string): Promise<number> {
+async function run(
+  ctx: CliContext,
+  fn: () => Promise<number> | number,
+  usage: string,
+): Promise<number> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof ReaderGone) return 0;
-    if (error instanceof UsageError) return usageError(error.message, usage);
+    if (error instanceof UsageError) return usageError(ctx, error.message, usage);
     if (error instanceof BusError) {
-      err(`${error.code}: ${error.message}`);
+      ctx.print.err(`${error.code}: ${error.message}`);
       return error.code === "INVALID_ARGUMENT" ? 2 : 1;
     }
     if (error instanceof ConfigSyntaxError) {
-      err(error.message);
+      ctx.print.err(error.message);
       return 1;
     }
-    err(`error: ${error instanceof Error ? error.message : String(error)}`);
+    ctx.print.err(`error: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
 }
 
-function usageError(message: string, usage: string): number {
-  err(`${message}\n\n${usage}`);
+function usageError(ctx: CliContext, message: string, usage: string): number {
+  ctx.print.err(`${message}\n\n${usage}`);
   return 2;
 }

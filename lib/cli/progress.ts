@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { OutputStream } from "./format.ts";
+
 const encoder = new TextEncoder();
 const WIDTH = 30;
 
@@ -17,9 +19,9 @@ export interface Progress {
   finish(): void;
 }
 
-/** Start a progress display labelled `label`, for `total` units (0 = unknown). */
-export function startProgress(label: string, total = 0): Progress {
-  if (!Deno.stderr.isTerminal()) return { update() {}, finish() {} };
+/** Start a progress display on `stream` labelled `label`, for `total` units (0 = unknown). */
+export function startProgress(stream: OutputStream, label: string, total = 0): Progress {
+  if (!stream.isTerminal()) return { update() {}, finish() {} };
   let last = 0;
   const draw = (done: number) => {
     const now = performance.now();
@@ -29,13 +31,13 @@ export function startProgress(label: string, total = 0): Progress {
       ? `${label} [${"#".repeat(Math.round((done / total) * WIDTH)).padEnd(WIDTH, " ")}] ` +
         `${Math.floor((done / total) * 100)}% (${done}/${total})`
       : `${label} … ${done}`;
-    Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${line}`));
+    stream.writeSync(encoder.encode(`\r\x1b[2K${line}`));
   };
   draw(0);
   return {
     update: draw,
     finish() {
-      Deno.stderr.writeSync(encoder.encode("\r\x1b[2K"));
+      stream.writeSync(encoder.encode("\r\x1b[2K"));
     },
   };
 }

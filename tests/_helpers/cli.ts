@@ -1,12 +1,61 @@
 /**
- * Run `agent-bus <command>` as a real subprocess, from source, without
- * colours, and capture its output and exit code.
+ * Run `agent-bus <command>` and capture its output and exit code, without
+ * colours: in this process through `main()` with captured streams
+ * ({@linkcode cli}, for what a command prints and does), or as a real
+ * subprocess from source ({@linkcode cliProcess}, for what needs one:
+ * the entry point's exit code, signals).
  *
  * @module
  */
 
+import { main } from "../../lib/cli/mod.ts";
+import type { OutputStream } from "../../lib/cli/format.ts";
 import { MAIN } from "./peer.ts";
 import type { RunResult } from "./run.ts";
+
+/** An output stream that keeps what is written. */
+class Captured implements OutputStream {
+  #text = "";
+  #decoder = new TextDecoder();
+  writeSync(bytes: Uint8Array): number {
+    this.#text += this.#decoder.decode(bytes, { stream: true });
+    return bytes.length;
+  }
+  isTerminal(): boolean {
+    return false;
+  }
+  text(): string {
+    return this.#text + this.#decoder.decode();
+  }
+}
+
+/** Run the CLI in this process with `args` and environment additions `env`; `stdin` is fed when given. */
+export async function cli(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { stdin?: string; cwd?: string } = {},
+): Promise<RunResult> {
+  const stdout = new Captured();
+  const stderr = new Captured();
+  const input = new TextEncoder().encode(options.stdin ?? "");
+  const stdin = {
+    readable: new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(input);
+        controller.close();
+      },
+    }),
+    isTerminal: () => false,
+  };
+  const code = await main(args, {
+    ...Deno.env.toObject(),
+    NO_COLOR: "1",
+    INIT_CWD: options.cwd ?? "",
+    DENO_DIR: await denoCacheDir(),
+    ...env,
+  }, { io: { stdout, stderr, stdin }, cwd: options.cwd ?? Deno.cwd() });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
 
 let denoDir: Promise<string> | undefined;
 
@@ -26,8 +75,8 @@ export function denoCacheDir(): Promise<string> {
   return denoDir;
 }
 
-/** Run the CLI with `args` and environment additions `env`; `stdin` is fed when given. */
-export async function cli(
+/** Run the CLI as a subprocess with `args` and environment additions `env`; `stdin` is fed when given. */
+export async function cliProcess(
   args: string[],
   env: Record<string, string> = {},
   options: { stdin?: string; cwd?: string } = {},

@@ -23,7 +23,8 @@ export interface Clients {
 }
 
 /**
- * Install the pinned clients (once per machine) and return their location.
+ * Install the pinned clients (once per machine, one process at a time) and
+ * return their location.
  * Never throws: a failed install is reported in `unavailable`.
  */
 export async function installClients(): Promise<Clients> {
@@ -33,14 +34,14 @@ export async function installClients(): Promise<Clients> {
   const marker = `${dir}/installed-${
     Object.values(CLIENT_PACKAGES).join("+").replaceAll("/", "_")
   }`;
-  try {
-    await Deno.stat(marker);
-    return { dir, bin };
-  } catch {
-    // not installed yet
-  }
+  const installed = () => Deno.stat(marker).then(() => true, () => false);
+  if (await installed()) return { dir, bin };
   try {
     await Deno.mkdir(dir, { recursive: true });
+    // Test files run in parallel: one installs while the others wait for it.
+    using lock = await Deno.open(`${dir}/.install-lock`, { create: true, write: true });
+    await lock.lock(true);
+    if (await installed()) return { dir, bin };
     const npm = Deno.build.os === "windows" ? "npm.cmd" : "npm";
     const result = await new Deno.Command(npm, {
       args: [

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { cli } from "../_helpers/cli.ts";
+import { cli, cliProcess } from "../_helpers/cli.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
@@ -22,10 +22,13 @@ const COMMANDS = [
   "db",
 ];
 
-Deno.test("agent-bus --version prints the package version", async () => {
-  const result = await cli(["--version"]);
+Deno.test("the program prints its version and exits with main()'s code", async () => {
+  const result = await cliProcess(["--version"]);
   assert.equal(result.code, 0);
   assert.equal(result.stdout.trim(), `agent-bus ${denoJson.version}`);
+  const usage = await cliProcess(["frobnicate"]);
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /Unknown command "frobnicate"/);
 });
 
 Deno.test("agent-bus --help lists the commands and the environment", async () => {

@@ -15,7 +15,7 @@ import {
   openCliRuntime,
   UsageError,
 } from "../command.ts";
-import { bytes, err, out, outJson } from "../format.ts";
+import { bytes } from "../format.ts";
 import { startProgress } from "../progress.ts";
 
 const USAGE = `Usage: agent-bus db <command> [options]
@@ -93,11 +93,11 @@ async function stats(ctx: CliContext, json: boolean): Promise<number> {
     },
   };
   if (json) {
-    outJson(result);
+    ctx.print.json(result);
     return 0;
   }
   const s = counts.sqlite;
-  out([
+  ctx.print.out([
     `Database  ${path}`,
     `Files     ${bytes(files.db_bytes)} + WAL ${
       bytes(files.wal_bytes)
@@ -119,14 +119,14 @@ async function vacuum(ctx: CliContext): Promise<number> {
   const before = fileSize(path) + fileSize(`${path}-wal`);
   await using runtime = openCliRuntime(ctx);
   const { bus } = runtime;
-  const progress = startProgress("Vacuuming");
+  const progress = startProgress(ctx.io.stderr, "Vacuuming");
   try {
     bus.store.vacuum();
   } finally {
     progress.finish();
   }
   const after = fileSize(path) + fileSize(`${path}-wal`);
-  out(`Vacuumed ${path}: ${bytes(before)} → ${bytes(after)}`);
+  ctx.print.out(`Vacuumed ${path}: ${bytes(before)} → ${bytes(after)}`);
   return 0;
 }
 
@@ -137,7 +137,7 @@ async function migrate(
   const path = ctx.config.dbPath;
   const before = readMigrationState(path);
   if (before?.kind === "mismatch") {
-    err(
+    ctx.print.err(
       `The database at ${path} is not ours to migrate (${before.detail}). ` +
         "Wipe it with `agent-bus db wipe --yes` or point AGENT_BUS_DB elsewhere.",
     );
@@ -149,7 +149,7 @@ async function migrate(
   }
   const after = options.dryRun ? before : readMigrationState(path);
   if (options.json) {
-    outJson({
+    ctx.print.json({
       path,
       dry_run: options.dryRun,
       from: before?.current ?? 0,
@@ -160,12 +160,14 @@ async function migrate(
     return 0;
   }
   if (pending.length === 0) {
-    out(`${path} is up to date (level ${before?.current ?? after?.current ?? 0}).`);
+    ctx.print.out(`${path} is up to date (level ${before?.current ?? after?.current ?? 0}).`);
     return 0;
   }
   const verb = options.dryRun ? "Would apply" : "Applied";
-  out(`${verb} ${pending.length} migration(s) to ${path}${before ? "" : " (a new database)"}:`);
-  for (const step of pending) out(`  ${step.version}. ${step.description}`);
+  ctx.print.out(
+    `${verb} ${pending.length} migration(s) to ${path}${before ? "" : " (a new database)"}:`,
+  );
+  for (const step of pending) ctx.print.out(`  ${step.version}. ${step.description}`);
   return 0;
 }
 
@@ -174,7 +176,7 @@ async function reindex(ctx: CliContext): Promise<number> {
   const { search } = runtime;
   search.indexer.refreshCounts();
   const start = search.status();
-  const progress = startProgress(`Indexing for ${start.model}`, start.backlog);
+  const progress = startProgress(ctx.io.stderr, `Indexing for ${start.model}`, start.backlog);
   try {
     while (await search.indexer.runOnce()) {
       search.indexer.refreshCounts();
@@ -186,14 +188,14 @@ async function reindex(ctx: CliContext): Promise<number> {
   search.indexer.refreshCounts();
   const end = search.status();
   if (end.backlog > 0 && end.state !== "idle") {
-    err(
+    ctx.print.err(
       `Stopped with ${end.backlog} message(s) left: ${end.state}` +
         (end.endpoint.error ? ` (${end.endpoint.error})` : "") +
         `. The endpoint is ${end.endpoint.url}; see \`agent-bus doctor\`.`,
     );
     return 1;
   }
-  out(
+  ctx.print.out(
     `Semantic index (${end.model}): ${end.indexed} indexed, ${end.failed} failed, ${end.backlog} waiting.`,
   );
   return 0;
@@ -202,19 +204,21 @@ async function reindex(ctx: CliContext): Promise<number> {
 function wipe(ctx: CliContext, yes: boolean): number {
   const path = ctx.config.dbPath;
   if (path === ":memory:") {
-    out("The database is :memory:; there is nothing to wipe.");
+    ctx.print.out("The database is :memory:; there is nothing to wipe.");
     return 0;
   }
   if (!yes) {
-    if (!Deno.stdin.isTerminal()) throw new UsageError(`Refusing to wipe "${path}" without --yes`);
+    if (!ctx.io.stdin.isTerminal()) {
+      throw new UsageError(`Refusing to wipe "${path}" without --yes`);
+    }
     const answer = prompt(`Delete "${path}" and every message in it? Type "yes":`);
     if (answer?.trim().toLowerCase() !== "yes") {
-      err("Nothing was deleted.");
+      ctx.print.err("Nothing was deleted.");
       return 1;
     }
   }
   const removed = wipeDatabase(path);
-  out(
+  ctx.print.out(
     removed.length === 0
       ? `No database at "${path}"; nothing to wipe.`
       : `Wiped "${path}" (${removed.length} file(s) removed).`,

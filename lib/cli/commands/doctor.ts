@@ -12,7 +12,7 @@ import { EmbeddingsClient } from "../../search/embeddings.ts";
 import { loadConfig, redactUrl, urlScheme } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 import { type CliContext, type Command, defineCommand, UsageError } from "../command.ts";
-import { bytes, createStyle, out, outJson } from "../format.ts";
+import { bytes } from "../format.ts";
 import { CLIENT_IDS, CLIENTS, launchOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
 import { MAIN_PATH } from "../install/launch.ts";
@@ -52,10 +52,10 @@ export const doctorCommand: Command = defineCommand({
     const failed = findings.filter((f) => f.status === "fail").length;
     const warned = findings.filter((f) => f.status === "warn").length;
     if (values.json) {
-      outJson({ version: PACKAGE_VERSION, ok: failed === 0, findings });
+      ctx.print.json({ version: PACKAGE_VERSION, ok: failed === 0, findings });
       return failed ? 1 : 0;
     }
-    const style = createStyle({ noColor: ctx.config.noColor });
+    const style = ctx.print.style();
     const mark = {
       ok: style.green("✔"),
       warn: style.yellow("⚠"),
@@ -63,12 +63,12 @@ export const doctorCommand: Command = defineCommand({
       info: style.dim("·"),
     };
     const width = Math.max(...findings.map((f) => f.check.length));
-    out(`agent-bus doctor (${PACKAGE_VERSION})`);
+    ctx.print.out(`agent-bus doctor (${PACKAGE_VERSION})`);
     for (const f of findings) {
-      out(`${mark[f.status]} ${f.check.padEnd(width)}  ${f.detail}`);
-      if (f.fix) out(`  ${" ".repeat(width)}  ${style.dim("fix:")} ${f.fix}`);
+      ctx.print.out(`${mark[f.status]} ${f.check.padEnd(width)}  ${f.detail}`);
+      if (f.fix) ctx.print.out(`  ${" ".repeat(width)}  ${style.dim("fix:")} ${f.fix}`);
     }
-    out(`${failed} problem(s), ${warned} warning(s)`);
+    ctx.print.out(`${failed} problem(s), ${warned} warning(s)`);
     return failed ? 1 : 0;
   },
 });
@@ -315,7 +315,7 @@ function checkEntry(
     HOME: ctx.env.HOME,
     USERPROFILE: ctx.env.USERPROFILE,
     AGENT_BUS_DB: launch.env.AGENT_BUS_DB,
-  }, { cwd: Deno.cwd() }).config.dbPath;
+  }, { cwd: ctx.cwd }).config.dbPath;
   if (db !== ctx.config.dbPath) {
     return {
       check: title,

@@ -18,7 +18,6 @@ import {
   UsageError,
   userPath,
 } from "../command.ts";
-import { err, out } from "../format.ts";
 import { startProgress } from "../progress.ts";
 
 const USAGE = `Usage: agent-bus export TOPIC [--format markdown|json] [-o FILE] [--after-seq N]
@@ -46,14 +45,14 @@ export const exportCommand: Command = defineCommand({
     const { bus } = runtime;
     const topic = findTopic(bus, positionals[0]!);
     const total = Math.max(0, topicSummary(bus, topic.topic_id).last_seq - afterSeq);
-    const progress = startProgress(`Exporting "${topic.name}"`, total);
+    const progress = startProgress(ctx.io.stderr, `Exporting "${topic.name}"`, total);
     const messages = exportMessages(bus, topic.topic_id, {
       afterSeq,
       onBatch: (count) => progress.update(count),
     });
     progress.finish();
     if (messages.length === 0) {
-      err("No messages to export.");
+      ctx.print.err("No messages to export.");
       return 0;
     }
     const text = format === "json" ? exportJson(topic, messages) : exportMarkdown(topic, messages);
@@ -62,9 +61,9 @@ export const exportCommand: Command = defineCommand({
       const temp = `${file}.tmp-${Deno.pid}`;
       await Deno.writeTextFile(temp, text.endsWith("\n") ? text : `${text}\n`);
       await Deno.rename(temp, file);
-      err(`Exported ${messages.length} message(s) to ${values.output}`);
+      ctx.print.err(`Exported ${messages.length} message(s) to ${values.output}`);
     } else {
-      out(text);
+      ctx.print.out(text);
     }
     return 0;
   },

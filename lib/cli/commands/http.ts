@@ -7,7 +7,6 @@
 
 import { DEFAULTS } from "../../config.ts";
 import { type Command, defineCommand, intOption, UsageError } from "../command.ts";
-import { err } from "../format.ts";
 
 const USAGE =
   `Usage: agent-bus http [--host 127.0.0.1] [--port ${DEFAULTS.httpPort}] [--allow-origin ORIGIN]...
@@ -64,7 +63,7 @@ export const httpCommand: Command = defineCommand({
       hostname: values.host ?? "127.0.0.1",
       port,
       onListen: (url) =>
-        err(
+        ctx.print.err(
           `agent-bus http listening on ${url} (web console: ${url}/, mailboxes: ${url}/agents/NAME/mcp/, ` +
             `peer tools: ${url}/mcp, REST: ${url}/api/openapi.json)`,
         ),

@@ -17,7 +17,6 @@ import {
   UsageError,
   userCwd,
 } from "../command.ts";
-import { err, out, outJson } from "../format.ts";
 import {
   CLIENT_IDS,
   type ClientId,
@@ -160,7 +159,11 @@ async function writeWithBackup(
   return backup;
 }
 
-async function apply(target: Plan, entry: Record<string, unknown> | undefined): Promise<number> {
+async function apply(
+  ctx: CliContext,
+  target: Plan,
+  entry: Record<string, unknown> | undefined,
+): Promise<number> {
   const { client, path, name } = target;
   const before = await readText(path);
   const keys = { serversKey: client.serversKey, name };
@@ -173,7 +176,7 @@ async function apply(target: Plan, entry: Record<string, unknown> | undefined): 
     backup = await writeWithBackup(path, edited.text, before !== undefined);
   }
   if (target.json) {
-    outJson({
+    ctx.print.json({
       client: client.id,
       scope: target.scope,
       path,
@@ -189,7 +192,7 @@ async function apply(target: Plan, entry: Record<string, unknown> | undefined): 
   }
   const where = `${client.title} (${target.scope} scope, ${path})`;
   if (!edited.changed) {
-    out(
+    ctx.print.out(
       installing
         ? `"${name}" is already installed in ${where}; nothing changed.`
         : `"${name}" is not in ${where}; nothing changed.`,
@@ -199,14 +202,18 @@ async function apply(target: Plan, entry: Record<string, unknown> | undefined): 
   const done = installing
     ? (edited.previous === undefined ? "added to" : "updated in")
     : "removed from";
-  out(
+  ctx.print.out(
     target.dryRun
       ? `Dry run, nothing written: "${name}" would be ${done} ${where}`
       : `"${name}" ${done} ${where}`,
   );
-  if (entry) out(JSON.stringify(entry, null, 2).split("\n").map((line) => `  ${line}`).join("\n"));
-  if (backup) out(`Backup of the previous file: ${backup}`);
-  if (!target.dryRun) err(`Restart ${client.title} (or start a new session) to load the change.`);
+  if (entry) {
+    ctx.print.out(JSON.stringify(entry, null, 2).split("\n").map((line) => `  ${line}`).join("\n"));
+  }
+  if (backup) ctx.print.out(`Backup of the previous file: ${backup}`);
+  if (!target.dryRun) {
+    ctx.print.err(`Restart ${client.title} (or start a new session) to load the change.`);
+  }
   return 0;
 }
 
@@ -230,12 +237,12 @@ export const installCommand: Command = defineCommand({
       env: ctx.env,
     });
     if (/[\\/]_npx[\\/]/.test(launch.command)) {
-      err(
+      ctx.print.err(
         "Note: Deno runs from npx's cache here, so the entry breaks if that cache is cleared. " +
           "For a stable path, install Deno (npm install -g deno@2.9.6) and run install again.",
       );
     }
-    return await apply(target, target.client.entry(launch));
+    return await apply(ctx, target, target.client.entry(launch));
   },
 });
 
@@ -245,6 +252,6 @@ export const uninstallCommand: Command = defineCommand({
   usage: UNINSTALL_USAGE,
   options: OPTIONS,
   async run(parsed, ctx) {
-    return await apply(plan(parsed, ctx).target, undefined);
+    return await apply(ctx, plan(parsed, ctx).target, undefined);
   },
 });

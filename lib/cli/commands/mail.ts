@@ -8,7 +8,7 @@
 
 import { drainMail, mailboxes, peekMailbox, registeredPeers, sendMail } from "../../bus/mail.ts";
 import { type Command, defineCommand, intOption, openCliRuntime, UsageError } from "../command.ts";
-import { ago, createStyle, out, outJson, table } from "../format.ts";
+import { ago, table } from "../format.ts";
 
 const USAGE = `Usage: agent-bus mail <command> [options]
 
@@ -36,11 +36,13 @@ export const mailCommand: Command = defineCommand({
     const [sub, ...rest] = positionals;
     await using runtime = openCliRuntime(ctx);
     const { bus } = runtime;
-    const style = createStyle({ noColor: ctx.config.noColor });
+    const style = ctx.print.style();
     switch (sub) {
       case "send": {
         if (rest.length !== 2) throw new UsageError("mail send needs TO and TEXT (or - for stdin)");
-        const content = rest[1] === "-" ? await new Response(Deno.stdin.readable).text() : rest[1]!;
+        const content = rest[1] === "-"
+          ? await new Response(ctx.io.stdin.readable).text()
+          : rest[1]!;
         const result = await sendMail(bus, {
           from: values.from ?? "operator",
           to: rest[0]!,
@@ -49,17 +51,19 @@ export const mailCommand: Command = defineCommand({
           source: "cli",
           id: values.id,
         });
-        if (values.json) outJson({ msg_id: result.id, duplicate: result.duplicate });
-        else out(`${result.duplicate ? "Already sent" : "Sent"} ${result.id} to ${rest[0]}`);
+        if (values.json) ctx.print.json({ msg_id: result.id, duplicate: result.duplicate });
+        else {ctx.print.out(
+            `${result.duplicate ? "Already sent" : "Sent"} ${result.id} to ${rest[0]}`,
+          );}
         return 0;
       }
       case "list": {
         if (rest.length > 1) throw new UsageError("mail list takes at most one AGENT");
         if (rest.length === 0) {
           const boxes = mailboxes(bus);
-          if (values.json) outJson(boxes);
-          else if (boxes.length === 0) out("No mail yet.");
-          else {out(
+          if (values.json) ctx.print.json(boxes);
+          else if (boxes.length === 0) ctx.print.out("No mail yet.");
+          else {ctx.print.out(
               table(
                 ["AGENT", "UNREAD", "TOTAL"],
                 boxes.map((b) => [b.agent, String(b.unread), String(b.total)]),
@@ -72,16 +76,16 @@ export const mailCommand: Command = defineCommand({
           rest[0]!,
           intOption(values.limit, "limit", 50, 1),
         );
-        if (values.json) outJson({ agent: rest[0], unread, messages });
-        else if (messages.length === 0) out(`No unread mail for ${rest[0]}.`);
+        if (values.json) ctx.print.json({ agent: rest[0], unread, messages });
+        else if (messages.length === 0) ctx.print.out(`No unread mail for ${rest[0]}.`);
         else {
-          out(
+          ctx.print.out(
             `${unread} unread for ${rest[0]}${
               unread > messages.length ? ` (showing ${messages.length})` : ""
             }:`,
           );
           for (const m of messages) {
-            out(
+            ctx.print.out(
               `${style.dim(m.id)} ${style.byName(m.from)} ${
                 style.dim(ago(m.created))
               }: ${m.content}`,
@@ -98,15 +102,17 @@ export const mailCommand: Command = defineCommand({
           all.push(...messages);
           if (!hasMore) break;
         }
-        if (values.json) outJson(all);
-        else if (all.length === 0) out(`No unread mail for ${rest[0]}.`);
-        else for (const m of all) out(`${style.dim(m.id)} ${style.byName(m.from)}: ${m.content}`);
+        if (values.json) ctx.print.json(all);
+        else if (all.length === 0) ctx.print.out(`No unread mail for ${rest[0]}.`);
+        else {for (const m of all) {
+            ctx.print.out(`${style.dim(m.id)} ${style.byName(m.from)}: ${m.content}`);
+          }}
         return 0;
       }
       case "peers": {
         const peers = registeredPeers(bus);
-        if (values.json) outJson(peers);
-        else out(peers.length ? peers.join("\n") : "No peer-bus servers are running.");
+        if (values.json) ctx.print.json(peers);
+        else ctx.print.out(peers.length ? peers.join("\n") : "No peer-bus servers are running.");
         return 0;
       }
       case undefined:

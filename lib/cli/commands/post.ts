@@ -8,7 +8,6 @@
 import { findTopic } from "../../bus/admin.ts";
 import { postAs } from "../../bus/sync.ts";
 import { type Command, defineCommand, openCliRuntime, UsageError } from "../command.ts";
-import { out, outJson } from "../format.ts";
 
 const USAGE = `Usage: agent-bus post TOPIC TEXT [options]
 
@@ -36,7 +35,7 @@ export const postCommand: Command = defineCommand({
       throw new UsageError("post needs a TOPIC and a TEXT (or - for stdin)");
     }
     const [ref, text] = positionals as [string, string];
-    const body = text === "-" ? await new Response(Deno.stdin.readable).text() : text;
+    const body = text === "-" ? await new Response(ctx.io.stdin.readable).text() : text;
     if (body.trim() === "") throw new UsageError("the message is empty");
     await using runtime = openCliRuntime(ctx);
     const { bus } = runtime;
@@ -51,9 +50,9 @@ export const postCommand: Command = defineCommand({
         client_message_id: values.id,
       }],
     });
-    if (values.json) outJson(sent);
+    if (values.json) ctx.print.json(sent);
     else {
-      out(
+      ctx.print.out(
         `${sent!.duplicate ? "Already posted" : "Posted"} #${
           sent!.message.seq
         } to "${topic.name}" as ` +

@@ -14,7 +14,7 @@ import {
   openCliRuntime,
   UsageError,
 } from "../command.ts";
-import { createStyle, err, localTime, out, outJson } from "../format.ts";
+import { localTime } from "../format.ts";
 
 const USAGE = `Usage: agent-bus search QUERY [options]
 
@@ -39,7 +39,7 @@ export const searchCommand: Command = defineCommand({
     if (positionals.length === 0) throw new UsageError("search needs a QUERY");
     await using runtime = openCliRuntime(ctx);
     const { bus, search } = runtime;
-    const style = createStyle({ noColor: ctx.config.noColor });
+    const style = ctx.print.style();
     const result = await search.search({
       query: positionals.join(" "),
       mode: choiceOption(values.mode, "mode", ["hybrid", "fts", "semantic"] as const, "hybrid"),
@@ -49,14 +49,14 @@ export const searchCommand: Command = defineCommand({
       includeContent: false,
     }, { highlight: style.enabled ? ["\x1b[1;33m", "\x1b[0m"] : ["«", "»"] });
     if (values.json) {
-      outJson(result);
+      ctx.print.json(result);
       return 0;
     }
     for (const warning of result.warnings) {
-      err(style.yellow(`note: ${warning.message ?? warning.code}`));
+      ctx.print.err(style.yellow(`note: ${warning.message ?? warning.code}`));
     }
     if (result.results.length === 0) {
-      out("No matches.");
+      ctx.print.out("No matches.");
       return 0;
     }
     for (const hit of result.results) {
@@ -65,11 +65,11 @@ export const searchCommand: Command = defineCommand({
         : hit.semantic_score != null
         ? `similarity ${hit.semantic_score.toFixed(3)}`
         : `rank ${(hit.rank ?? hit.fts_rank)?.toFixed(2) ?? "-"}`;
-      out(
+      ctx.print.out(
         `${style.bold(hit.topic_name ?? hit.topic_id)} #${hit.seq} ${style.byName(hit.sender)} ` +
           style.dim(`${localTime(hit.created_at)} · ${score} · ${hit.message_id}`),
       );
-      out(`    ${hit.snippet.replace(/\s+/g, " ").trim()}`);
+      ctx.print.out(`    ${hit.snippet.replace(/\s+/g, " ").trim()}`);
     }
     return 0;
   },

@@ -25,7 +25,7 @@ import {
   openCliRuntime,
   UsageError,
 } from "../command.ts";
-import { ago, createStyle, out, outJson, table } from "../format.ts";
+import { ago, table } from "../format.ts";
 import { renderMessageLines } from "../render.ts";
 
 const USAGE = `Usage: agent-bus topics <command> [options]
@@ -87,8 +87,10 @@ export const topicsCommand: Command = defineCommand({
           name,
           mode: values.new ? "new" : "reuse",
         });
-        if (json) outJson({ ...topic, reused });
-        else out(`${reused ? "Reused" : "Created"} topic "${topic.name}" (${topic.topic_id})`);
+        if (json) ctx.print.json({ ...topic, reused });
+        else {ctx.print.out(
+            `${reused ? "Reused" : "Created"} topic "${topic.name}" (${topic.topic_id})`,
+          );}
         return 0;
       }
       case "close": {
@@ -99,8 +101,8 @@ export const topicsCommand: Command = defineCommand({
           topicId: topic.topic_id,
           reason: values.reason,
         });
-        if (json) outJson({ ...closed, warnings });
-        else {out(
+        if (json) ctx.print.json({ ...closed, warnings });
+        else {ctx.print.out(
             warnings.length
               ? `Topic "${closed.name}" was already closed`
               : `Closed topic "${closed.name}" (${closed.topic_id})`,
@@ -115,8 +117,8 @@ export const topicsCommand: Command = defineCommand({
           topicId: findTopic(bus, ref!).topic_id,
           name: name!,
         });
-        if (json) outJson({ ...topic, previous_name: previous, changed });
-        else {out(
+        if (json) ctx.print.json({ ...topic, previous_name: previous, changed });
+        else {ctx.print.out(
             changed
               ? `Renamed "${previous}" to "${topic.name}" (${topic.topic_id})`
               : `Topic is already named "${topic.name}"; nothing changed`,
@@ -134,9 +136,9 @@ export const topicsCommand: Command = defineCommand({
         const { bus } = runtime;
         const topic = findTopic(bus, ref!);
         const deleted = await deleteTopic(bus, topic.topic_id);
-        if (json) outJson({ topic_id: topic.topic_id, name: topic.name, deleted });
+        if (json) ctx.print.json({ topic_id: topic.topic_id, name: topic.name, deleted });
         else {
-          out(
+          ctx.print.out(
             `Deleted topic "${topic.name}" (${topic.topic_id}): ${deleted.messages} message(s), ` +
               `${deleted.cursors} cursor(s), ${deleted.reservations} reserved name(s), ${deleted.questions} question(s)`,
           );
@@ -169,15 +171,15 @@ async function list(
     limit: Math.min(options.limit, MAX_TOPIC_LIST),
   });
   if (options.json) {
-    outJson(topics);
+    ctx.print.json(topics);
     return 0;
   }
   if (topics.length === 0) {
-    out(`No ${options.status === "all" ? "" : `${options.status} `}topics.`);
+    ctx.print.out(`No ${options.status === "all" ? "" : `${options.status} `}topics.`);
     return 0;
   }
-  const style = createStyle({ noColor: ctx.config.noColor });
-  out(table(
+  const style = ctx.print.style();
+  ctx.print.out(table(
     ["TOPIC_ID", "NAME", "STATUS", "MESSAGES", "LAST ACTIVITY", "PRESENT"],
     topics.map((t) => [
       t.topic_id,
@@ -207,10 +209,10 @@ async function show(
   });
   const messages = count > 0 ? latestMessages(bus, summary.topic_id, count) : [];
   if (json) {
-    outJson({ ...summary, present: present.peers, messages });
+    ctx.print.json({ ...summary, present: present.peers, messages });
     return 0;
   }
-  const style = createStyle({ noColor: ctx.config.noColor });
+  const style = ctx.print.style();
   const lines = [
     `${style.bold(summary.name)} (${summary.topic_id}), ${summary.status}` +
     (summary.close_reason ? `: ${summary.close_reason}` : ""),
@@ -228,7 +230,7 @@ async function show(
       ...messages.map((m) => renderMessageLines(m, style, { full: false })),
     );
   }
-  out(lines.join("\n"));
+  ctx.print.out(lines.join("\n"));
   return 0;
 }
 
@@ -246,14 +248,14 @@ async function presence(
     limit: 1000,
   });
   if (json) {
-    outJson(result);
+    ctx.print.json(result);
     return 0;
   }
   if (result.peers.length === 0) {
-    out(`Nobody read this topic in the last ${windowSeconds} s.`);
+    ctx.print.out(`Nobody read this topic in the last ${windowSeconds} s.`);
     return 0;
   }
-  out(table(
+  ctx.print.out(table(
     ["AGENT", "LAST SEQ", "LAST SEEN"],
     result.peers.map((p) => [p.agent_name, String(p.last_seq), ago(p.updated_at, result.now)]),
   ));

@@ -13,7 +13,6 @@ import { followTopic } from "../../bus/follow.ts";
 import type { Message } from "../../bus/messages.ts";
 import { BusError } from "../../errors.ts";
 import { type Command, defineCommand, intOption, openCliRuntime, UsageError } from "../command.ts";
-import { createStyle, err, out } from "../format.ts";
 import { renderMessageLines } from "../render.ts";
 
 const USAGE = `Usage: agent-bus watch TOPIC [--from SEQ | --last N] [--full] [--json]
@@ -43,9 +42,9 @@ export const watchCommand: Command = defineCommand({
     await using runtime = openCliRuntime(ctx);
     const { bus } = runtime;
     const topic = findTopic(bus, positionals[0]!);
-    const style = createStyle({ noColor: ctx.config.noColor });
+    const style = ctx.print.style();
     const print = (message: Message) =>
-      out(
+      ctx.print.out(
         values.json
           ? JSON.stringify(message)
           : renderMessageLines(message, style, { full: values.full ?? false }),
@@ -60,8 +59,8 @@ export const watchCommand: Command = defineCommand({
       after = backlog.at(-1)?.seq ?? topicSummary(bus, topic.topic_id).last_seq;
     }
     // On stderr, so it also tells a --json reader that the watch now follows.
-    const notice = createStyle({ noColor: ctx.config.noColor, stream: "stderr" });
-    err(notice.dim(`Watching "${topic.name}" (${topic.topic_id}); Ctrl-C to stop`));
+    const notice = ctx.print.style("stderr");
+    ctx.print.err(notice.dim(`Watching "${topic.name}" (${topic.topic_id}); Ctrl-C to stop`));
 
     const stop = new AbortController();
     const onSignal = () => stop.abort();
@@ -73,11 +72,11 @@ export const watchCommand: Command = defineCommand({
         signal: stop.signal,
         onMessage: print,
       });
-      if (end === "closed") err(notice.dim("The topic is closed."));
+      if (end === "closed") ctx.print.err(notice.dim("The topic is closed."));
       return 0;
     } catch (error) {
       if (error instanceof BusError && error.code === "TOPIC_NOT_FOUND") {
-        err("The topic was deleted.");
+        ctx.print.err("The topic was deleted.");
         return 1;
       }
       throw error;
