@@ -34,6 +34,8 @@ export interface ResolvedConfig {
   progressSeconds: number;
   /** Most characters of JSON in one `metadata` object. */
   maxMetadataChars: number;
+  /** Largest image attached to a chatbus message, in bytes (decoded); at most 4 per message. */
+  maxAttachmentBytes: number;
   /** How long a write waits for the database lock before `DB_BUSY`. */
   busyTimeoutMs: number;
   /** Lowest level written to stderr. */
@@ -133,6 +135,7 @@ export const DEFAULTS = {
   maxWaitSeconds: 300,
   progressSeconds: 10,
   maxMetadataChars: 16384,
+  maxAttachmentBytes: 2_097_152,
   busyTimeoutMs: 10000,
   logLevel: "warn" as LogLevel,
   embeddingsUrl: "http://127.0.0.1:11434",
@@ -230,6 +233,12 @@ export function loadConfig(
       fallback: DEFAULTS.maxMetadataChars,
       min: 2,
       max: 1_000_000,
+    }),
+    maxAttachmentBytes: int({
+      variable: "AGENT_BUS_MAX_ATTACHMENT_BYTES",
+      fallback: DEFAULTS.maxAttachmentBytes,
+      min: 1,
+      max: 8_388_608,
     }),
     busyTimeoutMs: int({
       variable: "AGENT_BUS_BUSY_TIMEOUT_MS",

@@ -39,7 +39,29 @@ export type ErrorCode =
   /** HTTP only: a body that is not `application/json`. */
   | "UNSUPPORTED_MEDIA_TYPE"
   /** HTTP only: a body larger than the largest legitimate request. */
-  | "PAYLOAD_TOO_LARGE";
+  | "PAYLOAD_TOO_LARGE"
+  /** Chatbus (seed 002) codes, named as AgentChatBus names them: no thread with this id. */
+  | "THREAD_NOT_FOUND"
+  /** Chatbus: the thread is closed and takes no messages. */
+  | "THREAD_CLOSED"
+  /** Chatbus: no message with this id. */
+  | "MESSAGE_NOT_FOUND"
+  /** Chatbus: no template with this id. */
+  | "TEMPLATE_NOT_FOUND"
+  /** Chatbus: the call needs an agent's id and token, and they were missing or wrong. */
+  | "AUTHENTICATION_REQUIRED"
+  /** Chatbus: `msg_wait` got only one of agent_id and token, or a wrong pair. */
+  | "InvalidCredentials"
+  /** Chatbus: only the author (or `system`) may edit a message. */
+  | "PermissionError"
+  /** Chatbus sync protocol: `msg_post` without `expected_last_seq` and `reply_token`. */
+  | "MissingSyncFieldsError"
+  /** Chatbus sync protocol: a reply token of another thread or agent, or unknown. */
+  | "ReplyTokenInvalidError"
+  /** Chatbus sync protocol: a reply token that was already used. */
+  | "ReplyTokenReplayError"
+  /** Chatbus sync protocol: messages arrived after `expected_last_seq`; they come with the error. */
+  | "SeqMismatchError";
 
 /** A domain error with a stable code; `context` is merged into the tool's structured output. */
 export class BusError extends Error {
@@ -92,6 +114,17 @@ const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   MAILBOX_FULL: 429,
   DB_BUSY: 503,
   DB_UNAVAILABLE: 503,
+  THREAD_NOT_FOUND: 404,
+  MESSAGE_NOT_FOUND: 404,
+  TEMPLATE_NOT_FOUND: 404,
+  THREAD_CLOSED: 409,
+  AUTHENTICATION_REQUIRED: 401,
+  InvalidCredentials: 401,
+  PermissionError: 403,
+  MissingSyncFieldsError: 400,
+  ReplyTokenInvalidError: 400,
+  ReplyTokenReplayError: 400,
+  SeqMismatchError: 409,
 };
 
 /** The HTTP status that stands for an error code (500 for anything unexpected). */

@@ -26,9 +26,22 @@ export interface Identity {
   readHint?: { cursor: number; ownThrough: number };
 }
 
+/** The chatbus agent a session authenticated as (`bus_connect`, `msg_wait`, `msg_edit`). */
+export interface ChatAgent {
+  agentId: string;
+  token: string;
+}
+
 /** Identities of one MCP session (one stdio process, or one HTTP session). */
 export class Session {
   readonly #identities = new Map<string, Identity>();
+  /** The chatbus agent bound to this session, if any (later calls may omit credentials). */
+  chatAgent: ChatAgent | undefined;
+  /**
+   * Reply tokens this session was given, by hash: the store keeps only hashes,
+   * and a `msg_wait` that times out hands back the token it gave before.
+   */
+  readonly replyTokens = new Map<string, string>();
   /** The mail identity this session is bound to (mailbox and peer-bus servers), if any. */
   readonly agent: string | undefined;
 

@@ -342,7 +342,7 @@ function insertOutbox(
 }
 
 /** A fresh message id; a random one is taken only with negligible odds, but then drawn again. */
-function unusedMessageId(store: Store): string {
+export function unusedMessageId(store: Store): string {
   for (;;) {
     const id = newId();
     if (!messageIdTaken(store, id)) return id;

@@ -87,20 +87,28 @@ export async function createTopic(
       const existing = newestTopicByName(bus.store, { name, status: "open" });
       if (existing) return { topic: toTopic(existing), reused: true };
     }
-    const topicId = uniqueTopicId(bus.store);
-    const row: TopicRow = {
-      topic_id: topicId,
-      name: name ?? `topic-${topicId}`,
-      created_at: bus.now(),
-      status: "open",
-      closed_at: null,
-      close_reason: null,
-      metadata_json: metadata,
-    };
-    insertTopic(bus.store, row);
-    bumpTopicsVersion(bus.store);
-    return { topic: toTopic(row), reused: false };
+    return { topic: toTopic(insertNewTopic(bus, { name, metadataJson: metadata })), reused: false };
   });
+}
+
+/** Insert a new open topic (named `topic-<id>` without a name); call inside a write transaction. */
+export function insertNewTopic(
+  bus: Bus,
+  { name, metadataJson }: { name: string | undefined; metadataJson: string | null },
+): TopicRow {
+  const topicId = uniqueTopicId(bus.store);
+  const row: TopicRow = {
+    topic_id: topicId,
+    name: name ?? `topic-${topicId}`,
+    created_at: bus.now(),
+    status: "open",
+    closed_at: null,
+    close_reason: null,
+    metadata_json: metadataJson,
+  };
+  insertTopic(bus.store, row);
+  bumpTopicsVersion(bus.store);
+  return row;
 }
 
 /** Topics with this status, newest first, and whether more than `limit` exist. */

@@ -18,7 +18,11 @@
  * @module
  */
 
-import type { CallToolResult, Tool as McpToolDescriptor } from "@modelcontextprotocol/sdk/types";
+import type {
+  CallToolResult,
+  ContentBlock,
+  Tool as McpToolDescriptor,
+} from "@modelcontextprotocol/sdk/types";
 import { z } from "zod";
 import type { Bus } from "../bus/mod.ts";
 import type { Session } from "../bus/session.ts";
@@ -48,6 +52,11 @@ export interface ToolOutput<O> {
   structured: O;
   text: string;
   warnings?: Warning[];
+  /**
+   * Content blocks to send instead of the text (text and `image` blocks),
+   * for tools without an output schema (chatbus `msg_list`, `msg_wait`).
+   */
+  blocks?: ContentBlock[];
 }
 
 /** MCP tool annotations (hints for clients). */
@@ -76,8 +85,19 @@ export interface ToolSpec<I extends z.ZodType, O extends z.ZodType> {
   title: string;
   description: string | ((config: ResolvedConfig) => string);
   input: I | ((config: ResolvedConfig) => I);
-  output: O;
+  /**
+   * The output schema. Left out only by tools whose result is content
+   * blocks (images among them): a client given `structuredContent` may show
+   * the model that instead of the blocks.
+   */
+  output?: O;
   annotations: ToolAnnotations;
+  /**
+   * `json`: the text of a result is its structured content as JSON (with
+   * its warnings), and an error's is `{error: CODE, detail, ...context}`
+   * (the chatbus dialect, whose clients parse AgentChatBus's JSON text).
+   */
+  textStyle?: "json";
   /** False only for tools that never touch the database (`ping`). */
   usesDb: boolean;
   /**
@@ -141,7 +161,7 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
         title: spec.title,
         description,
         inputSchema: inputJsonSchema(input),
-        outputSchema: outputJsonSchema(spec.output),
+        ...(spec.output ? { outputSchema: outputJsonSchema(spec.output) } : {}),
         annotations: { title: spec.title, ...spec.annotations },
       };
       return {
@@ -152,10 +172,15 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
             const unusable = spec.usesDb ? ctx.bus.store.check() : undefined;
             if (unusable) throw unusable;
             const output = await spec.run(parseInput(input, rawArgs ?? {}), ctx);
-            return successResult(output, spec.warningsInText ?? true);
+            return successResult(output, {
+              warningsInText: spec.warningsInText ?? true,
+              structured: spec.output !== undefined,
+              json: spec.textStyle === "json",
+            });
           } catch (error) {
             if (ctx.signal.aborted) ctx.log.debug(`${name} cancelled by the client`);
-            return errorResult(explainReplacedFile(error, ctx), name, ctx.log);
+            const result = errorResult(explainReplacedFile(error, ctx), name, ctx.log);
+            return spec.textStyle === "json" ? withJsonErrorText(result) : result;
           }
         },
       };
@@ -205,16 +230,31 @@ export function errorResult(error: unknown, toolName: string, log: Logger): Call
   };
 }
 
-function successResult<O>(output: ToolOutput<O>, warningsInText: boolean): CallToolResult {
+function successResult<O>(
+  output: ToolOutput<O>,
+  options: { warningsInText: boolean; structured: boolean; json: boolean },
+): CallToolResult {
   const warnings = output.warnings ?? [];
   const structured = { ...(output.structured as Record<string, unknown>) };
   let text = output.text;
   if (warnings.length > 0) structured.warnings = warnings;
-  if (warnings.length > 0 && warningsInText) {
+  if (options.json && options.structured) {
+    text = JSON.stringify(structured);
+  } else if (warnings.length > 0 && options.warningsInText) {
     text += "\n" + warnings.map((w) => `warning ${w.code}${w.message ? `: ${w.message}` : ""}`)
       .join("\n");
   }
-  return { content: [{ type: "text", text }], structuredContent: structured };
+  const content: ContentBlock[] = output.blocks ?? [{ type: "text", text }];
+  return options.structured ? { content, structuredContent: structured } : { content };
+}
+
+/** An error result whose text is AgentChatBus's JSON: `{error: CODE, detail, ...context}`. */
+function withJsonErrorText(result: CallToolResult): CallToolResult {
+  const { error, ...context } = result.structuredContent as {
+    error: { code: string; message: string };
+  };
+  const text = JSON.stringify({ error: error.code, detail: error.message, ...context });
+  return { ...result, content: [{ type: "text", text }] };
 }
 
 function inputJsonSchema(schema: z.ZodType): McpToolDescriptor["inputSchema"] {

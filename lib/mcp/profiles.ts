@@ -6,6 +6,42 @@
  */
 
 import type { ToolDefinition } from "./define_tool.ts";
+import {
+  agentHeartbeatTool,
+  agentListTool,
+  agentRegisterTool,
+  agentResumeTool,
+  agentSetTypingTool,
+  agentUnregisterTool,
+  agentUpdateTool,
+  busConnectTool,
+  busGetConfigTool,
+  templateCreateTool,
+  templateGetTool,
+  templateListTool,
+} from "./tools/chat/agents.ts";
+import {
+  msgEditHistoryTool,
+  msgEditTool,
+  msgGetTool,
+  msgListTool,
+  msgPostTool,
+  msgReactTool,
+  msgSearchTool,
+  msgUnreactTool,
+  msgWaitTool,
+} from "./tools/chat/messages.ts";
+import {
+  closeMeetingTool,
+  threadArchiveTool,
+  threadCloseTool,
+  threadCreateTool,
+  threadDeleteTool,
+  threadGetTool,
+  threadListTool,
+  threadSetStateTool,
+  threadWaitStateGetTool,
+} from "./tools/chat/threads.ts";
 import { askTool } from "./tools/ask.ts";
 import { askCancelTool } from "./tools/ask_cancel.ts";
 import { askPollTool } from "./tools/ask_poll.ts";
@@ -30,7 +66,7 @@ import { topicPresenceTool } from "./tools/topic_presence.ts";
 import { topicResolveTool } from "./tools/topic_resolve.ts";
 
 /** Names of the profiles. */
-export type ProfileName = "peer" | "mailbox" | "peerbus" | "teacher" | "student";
+export type ProfileName = "peer" | "mailbox" | "peerbus" | "teacher" | "student" | "chatbus";
 
 /** A profile's tools and instructions. */
 export interface Profile {
@@ -97,6 +133,46 @@ send_to_agent(name, msg, msg_id?) puts a message in another agent's mailbox and 
 1. topic_resolve(name=...) (or topic_list) finds the topic the teacher opened.
 2. ask(topic_id=..., question=..., wait_seconds=60) asks and waits for the answer; ask_poll(topic_id, question_id) checks a question later; ask_cancel withdraws one.
 3. If a tool result contains FOLLOW_UP_REQUIRED, call ask() with exactly ONE of the suggested follow-up questions, unless onboarding is complete: then output NO_FOLLOWUP_NEEDED and a 3-5 bullet summary of what you learned.`,
+  },
+  // Seed 002: the AgentChatBus dialect, in the seed's order.
+  chatbus: {
+    tools: [
+      threadCreateTool,
+      threadListTool,
+      threadGetTool,
+      threadDeleteTool,
+      threadSetStateTool,
+      threadCloseTool,
+      closeMeetingTool,
+      threadArchiveTool,
+      threadWaitStateGetTool,
+      templateListTool,
+      templateGetTool,
+      templateCreateTool,
+      msgPostTool,
+      msgListTool,
+      msgWaitTool,
+      msgGetTool,
+      msgSearchTool,
+      msgEditTool,
+      msgEditHistoryTool,
+      msgReactTool,
+      msgUnreactTool,
+      agentRegisterTool,
+      agentHeartbeatTool,
+      agentResumeTool,
+      agentUnregisterTool,
+      agentListTool,
+      agentUpdateTool,
+      agentSetTypingTool,
+      busGetConfigTool,
+      busConnectTool,
+    ],
+    instructions: `Agent chat bus (AgentChatBus-compatible): threads where agents and people talk.
+1. bus_connect(thread_name=..., ide=..., model=...) registers you, joins (or creates) the thread and returns your agent_id and token (keep them: pass them to bus_connect again to resume), the messages so far and a sync context (current_seq, reply_token).
+2. msg_post(thread_id, author=<your agent_id>, content, expected_last_seq=<current_seq>, reply_token=<reply_token>) posts; it returns the next current_seq and reply_token. Each token works once.
+3. msg_wait(thread_id, after_seq=<current_seq>) waits for new messages and returns a fresh sync context. If msg_post fails with SeqMismatchError, read new_messages_1st_read, call msg_wait, then write a new reply: do not resend the old one.
+4. msg_search finds anything said before; thread_set_state and thread_close track the work.`,
   },
   // Seed 004: a peer-bus server bound to one name.
   peerbus: {

@@ -294,6 +294,109 @@ CREATE TABLE IF NOT EXISTS bus_waiters (
 CREATE INDEX IF NOT EXISTS bus_mailbox_from ON bus_mailbox (from_agent);
 `,
   },
+  {
+    version: 8,
+    description:
+      "the AgentChatBus dialect (seed 002): threads, agents, reply tokens, edits, reactions",
+    // A thread is a topic; these tables hold what the chatbus dialect adds to it. Tokens are
+    // stored as SHA-256 hashes. Rows that hang off a message go when the message goes.
+    sql: `
+CREATE TABLE IF NOT EXISTS bus_threads (
+  topic_id TEXT PRIMARY KEY,
+  state TEXT NOT NULL,
+  summary TEXT NULL,
+  system_prompt TEXT NULL,
+  template_id TEXT NULL,
+  creator_admin_id TEXT NULL,
+  creator_admin_name TEXT NULL,
+  updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bus_agents (
+  agent_id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  display_name TEXT NULL,
+  ide TEXT NOT NULL,
+  model TEXT NOT NULL,
+  description TEXT NOT NULL,
+  capabilities_json TEXT NOT NULL,
+  skills_json TEXT NOT NULL,
+  emoji TEXT NOT NULL,
+  token_hash TEXT NOT NULL,
+  registered_at REAL NOT NULL,
+  last_heartbeat REAL NOT NULL,
+  last_activity TEXT NOT NULL,
+  last_activity_time REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bus_reply_tokens (
+  token_hash TEXT PRIMARY KEY,
+  topic_id TEXT NOT NULL,
+  agent_id TEXT NULL,
+  source TEXT NOT NULL,
+  issued_at REAL NOT NULL,
+  consumed_at REAL NULL
+);
+CREATE INDEX IF NOT EXISTS bus_reply_tokens_agent ON bus_reply_tokens (topic_id, agent_id, consumed_at);
+CREATE TABLE IF NOT EXISTS bus_refresh_requests (
+  topic_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  PRIMARY KEY (topic_id, agent_id)
+);
+CREATE TABLE IF NOT EXISTS bus_chat_messages (
+  message_id TEXT PRIMARY KEY,
+  author_id TEXT NULL,
+  role TEXT NOT NULL,
+  priority TEXT NOT NULL,
+  edit_version INTEGER NOT NULL DEFAULT 0,
+  edited_at REAL NULL
+);
+CREATE TABLE IF NOT EXISTS bus_message_edits (
+  message_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  old_content TEXT NOT NULL,
+  edited_by TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  PRIMARY KEY (message_id, version)
+);
+CREATE TABLE IF NOT EXISTS bus_reactions (
+  message_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  reaction TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  PRIMARY KEY (message_id, agent_id, reaction)
+);
+CREATE TABLE IF NOT EXISTS bus_attachments (
+  message_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  mime_type TEXT NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (message_id, position)
+);
+CREATE TABLE IF NOT EXISTS bus_templates (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  description TEXT NULL,
+  system_prompt TEXT NULL,
+  default_metadata_json TEXT NULL,
+  created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bus_chat_waits (
+  topic_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  entered_at REAL NOT NULL,
+  timeout_ms INTEGER NOT NULL,
+  until REAL NOT NULL,
+  PRIMARY KEY (topic_id, agent_id)
+);
+CREATE TRIGGER IF NOT EXISTS bus_chat_after_message_delete AFTER DELETE ON messages BEGIN
+  DELETE FROM bus_chat_messages WHERE message_id = old.message_id;
+  DELETE FROM bus_message_edits WHERE message_id = old.message_id;
+  DELETE FROM bus_reactions WHERE message_id = old.message_id;
+  DELETE FROM bus_attachments WHERE message_id = old.message_id;
+END;
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

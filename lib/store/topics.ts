@@ -7,6 +7,7 @@
  * @module
  */
 
+import { deleteThreadRows } from "./chat.ts";
 import type { Store } from "./mod.ts";
 
 /** A row of `topics`. */
@@ -203,9 +204,9 @@ export interface DeletedRows {
 }
 
 /**
- * Delete a topic and everything in it: messages (their search rows and
- * vectors go with them, by trigger), cursors, name reservations, its seq
- * counter and its questions.
+ * Delete a topic and everything in it: messages (their search rows,
+ * vectors and chat extras go with them, by trigger), cursors, name
+ * reservations, its seq counter, its questions and its chat thread rows.
  */
 export function deleteTopic(store: Store, topicId: string): DeletedRows {
   const count = (sql: string) => Number(store.stmt(sql).run(topicId).changes);
@@ -216,6 +217,7 @@ export function deleteTopic(store: Store, topicId: string): DeletedRows {
     questions: count("DELETE FROM questions WHERE topic_id = ?"),
   };
   count("DELETE FROM bus_waiters WHERE topic_id = ?");
+  deleteThreadRows(store, topicId);
   count("DELETE FROM topic_seq WHERE topic_id = ?");
   count("DELETE FROM topics WHERE topic_id = ?");
   return deleted;

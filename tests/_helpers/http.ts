@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
-import { inheritedEnv, okContent, serverCommand } from "./peer.ts";
+import { failureOf, inheritedEnv, okContent, serverCommand, type ToolFailure } from "./peer.ts";
 
 /** A running HTTP server process. */
 export interface HttpServer extends AsyncDisposable {
@@ -95,6 +95,8 @@ export interface HttpClient extends AsyncDisposable {
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   /** structuredContent of a successful call; throws on an error result. */
   ok(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** A call that must fail, unpacked. */
+  fail(name: string, args?: Record<string, unknown>): Promise<ToolFailure>;
   close(): Promise<void>;
 }
 
@@ -120,6 +122,9 @@ export async function connectHttp(
     call,
     async ok(name, args) {
       return okContent(name, await call(name, args));
+    },
+    async fail(name, args) {
+      return failureOf(name, await call(name, args));
     },
     close,
     [Symbol.asyncDispose]: close,

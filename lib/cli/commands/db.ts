@@ -145,7 +145,11 @@ async function migrate(
   }
   const pending = before?.pending ?? [];
   if (!options.dryRun) {
-    await using _ = openCliRuntime(ctx); // opening applies every pending migration in one transaction
+    // Opening applies every pending migration in one transaction; a failed one leaves the store
+    // failed with the reason, and nothing applied.
+    await using runtime = openCliRuntime(ctx);
+    const failure = runtime.store.check();
+    if (failure) throw failure;
   }
   const after = options.dryRun ? before : readMigrationState(path);
   if (options.json) {

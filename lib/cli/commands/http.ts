@@ -6,16 +6,22 @@
  */
 
 import { DEFAULTS } from "../../config.ts";
-import { type Command, defineCommand, intOption, UsageError } from "../command.ts";
+import { choiceOption, type Command, defineCommand, intOption, UsageError } from "../command.ts";
+
+const MCP_PROFILES = ["peer", "chatbus"] as const;
 
 const USAGE =
   `Usage: agent-bus http [--host 127.0.0.1] [--port ${DEFAULTS.httpPort}] [--allow-origin ORIGIN]...
+                      [--mcp-profile peer|chatbus]
 
 Serve until Ctrl-C or SIGTERM:
   /                   the web console: watch, search and join the conversations
   /api/...            its REST API and live events (see /api/openapi.json)
   /agents/NAME/mcp/   the mailbox tools of agent NAME over MCP (send_to_agent, check_mail)
-  /mcp                the peer tools over MCP (topics, sync, search)
+  /mcp                the peer tools over MCP (topics, sync, search); with --mcp-profile
+                      chatbus, the AgentChatBus tools (for clients set up for its URL;
+                      /mcp/sse is an alias)
+  /chatbus/mcp        the AgentChatBus tools over MCP (threads, msg_post, msg_wait, ...)
 A POST of {"tool": "...", "args": {...}} runs one tool without a session (for curl).
 
 Binding an address other than loopback requires AGENT_BUS_HTTP_TOKEN; clients then send
@@ -32,6 +38,7 @@ export const httpCommand: Command = defineCommand({
     host: { type: "string" },
     port: { type: "string" },
     "allow-origin": { type: "string", multiple: true },
+    "mcp-profile": { type: "string" },
   },
   async run({ values, positionals }, ctx) {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}"`);
@@ -39,6 +46,7 @@ export const httpCommand: Command = defineCommand({
     if (port > 65535) {
       throw new UsageError(`--port must be a port number (0-65535), not "${values.port}"`);
     }
+    const mcpProfile = choiceOption(values["mcp-profile"], "mcp-profile", MCP_PROFILES, "peer");
     // Loaded on demand: the stdio server (what clients start most) never pays for it.
     const { serveHttp } = await import("../../transports/http/mod.ts");
     const extraOrigins = values["allow-origin"] ?? [];
@@ -62,10 +70,11 @@ export const httpCommand: Command = defineCommand({
       log: ctx.log,
       hostname: values.host ?? "127.0.0.1",
       port,
+      mcpProfile,
       onListen: (url) =>
         ctx.print.err(
           `agent-bus http listening on ${url} (web console: ${url}/, mailboxes: ${url}/agents/NAME/mcp/, ` +
-            `peer tools: ${url}/mcp, REST: ${url}/api/openapi.json)`,
+            `${mcpProfile} tools: ${url}/mcp, chatbus: ${url}/chatbus/mcp, REST: ${url}/api/openapi.json)`,
         ),
     });
     return 0;

@@ -18,15 +18,17 @@ const PROFILES = [
   "mailbox",
   "teacher",
   "student",
+  "chatbus",
 ] as const satisfies readonly ProfileName[];
 const PUSH_MODES = ["resources", "claude-channel", "none"] as const satisfies readonly PushMode[];
 
 /** The stdio server's options, for the top-level help. */
 export const SERVE_OPTIONS = `Options (stdio server):
-  --profile peer|peerbus|mailbox|teacher|student
+  --profile peer|peerbus|mailbox|teacher|student|chatbus
                             Tool set: peer (topics, default), peerbus (bus.send, bus.broadcast,
                             bus.peers, bus.drain), mailbox (send_to_agent, check_mail),
-                            teacher/student (onboarding Q&A)
+                            teacher/student (onboarding Q&A), chatbus (AgentChatBus's
+                            threads, msg_post/msg_wait, agents, reactions, edits, templates)
   --role teacher|student    Same as --profile teacher|student (default MCP_ROLE)
   --agent NAME              Mail identity of peerbus/mailbox, or who asks/answers for
                             student/teacher (default AGENT_BUS_AGENT)
@@ -83,7 +85,7 @@ function chooseProfile(
     );
   }
   const profile = choiceOption(values.profile ?? role, "profile", PROFILES, "peer");
-  if (profile === "peer") return { profile, agent: undefined };
+  if (profile === "peer" || profile === "chatbus") return { profile, agent: undefined };
   const agent = values.agent?.trim() || config.agent;
   if (!agent) {
     if (profile === "teacher" || profile === "student") return { profile, agent: undefined };

@@ -35,7 +35,7 @@ import { createConsole, type WebConsole } from "../../console/mod.ts";
 import { errorResponse } from "../../console/respond.ts";
 import { cookie, TOKEN_COOKIE, tokenExchange } from "./console_auth.ts";
 import { checkRequest, type GuardPolicy } from "./guard.ts";
-import { type Route, routeOf } from "./routes.ts";
+import { type McpProfile, type Route, routeOf } from "./routes.ts";
 import { SessionRegistry } from "./sessions.ts";
 import { isShorthand, readJson, rpcError, startsSession } from "./wire.ts";
 
@@ -49,6 +49,8 @@ export interface HttpHandlerOptions {
   sessionIdleMs: number;
   /** Answer POSTs with one JSON body instead of an SSE stream (unset: mailbox routes only). */
   jsonResponse: boolean | undefined;
+  /** What `/mcp` serves: the peer tools (default) or the chatbus ones. */
+  mcpProfile?: McpProfile;
 }
 
 /** A request handler and what it holds open. */
@@ -84,9 +86,13 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       const headers: HeadersInit = verdict.status === 401 ? { "www-authenticate": "Bearer" } : {};
       return rpcError(verdict.status, -32001, verdict.message, headers);
     }
-    const route = routeOf(url.pathname);
+    const route = routeOf(url.pathname, options.mcpProfile);
     if (route === undefined) {
-      return rpcError(404, -32601, "Not found: use /mcp, /agents/{agent}/mcp/, /api or /");
+      return rpcError(
+        404,
+        -32601,
+        "Not found: use /mcp, /chatbus/mcp, /agents/{agent}/mcp/, /api or /",
+      );
     }
     if ("error" in route) return rpcError(400, -32602, route.error);
 

@@ -17,6 +17,7 @@ import { openRuntime } from "../../runtime.ts";
 import { maxMessageBytes } from "../limits.ts";
 import { guardPolicy, isLoopback } from "./guard.ts";
 import { createHttpHandler } from "./handler.ts";
+import type { McpProfile } from "./routes.ts";
 
 /** Options of {@linkcode serveHttp}. */
 export interface HttpOptions {
@@ -31,6 +32,8 @@ export interface HttpOptions {
   onListen?: (url: string) => void;
   /** Stops the server when aborted (besides SIGINT/SIGTERM). */
   signal?: AbortSignal;
+  /** What `/mcp` serves (default the peer tools). */
+  mcpProfile?: McpProfile;
 }
 
 /**
@@ -57,6 +60,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     maxBodyBytes: maxMessageBytes(config),
     sessionIdleMs: config.http.sessionIdleSeconds * 1000,
     jsonResponse: config.http.jsonResponse,
+    mcpProfile: options.mcpProfile,
   });
 
   const stopper = new AbortController();

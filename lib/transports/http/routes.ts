@@ -1,5 +1,7 @@
 /**
- * Which MCP route a path names: `/mcp` (the peer tools) or
+ * Which MCP route a path names: `/mcp` (the peer tools, or the chatbus
+ * ones when the server is told so; `/mcp/sse` is an alias AgentChatBus's
+ * clients use), `/chatbus/mcp` (the chatbus tools, seed 002) or
  * `/agents/{agent}/mcp/` (that agent's mailbox tools, seed 003). Pure; one
  * anchored match whose only quantifier stops at `/`.
  *
@@ -17,9 +19,24 @@ export interface Route {
   agent?: string;
 }
 
-/** The route of a path, an error for a bad agent name, or undefined for no route. */
-export function routeOf(pathname: string): Route | { error: string } | undefined {
-  if (pathname === "/mcp" || pathname === "/mcp/") return { key: "peer", profile: "peer" };
+/** The tool sets `/mcp` can serve. */
+export type McpProfile = "peer" | "chatbus";
+
+/**
+ * The route of a path, an error for a bad agent name, or undefined for no route.
+ *
+ * @param mcpProfile what `/mcp` serves (default the peer tools)
+ */
+export function routeOf(
+  pathname: string,
+  mcpProfile: McpProfile = "peer",
+): Route | { error: string } | undefined {
+  if (pathname === "/mcp" || pathname === "/mcp/" || pathname === "/mcp/sse") {
+    return { key: mcpProfile, profile: mcpProfile };
+  }
+  if (pathname === "/chatbus/mcp" || pathname === "/chatbus/mcp/") {
+    return { key: "chatbus", profile: "chatbus" };
+  }
   const match = /^\/agents\/([^/]+)\/mcp\/?$/.exec(pathname);
   if (!match) return undefined;
   try {

@@ -1,0 +1,208 @@
+/**
+ * `bus_connect`, the chatbus dialect's one-step start (research 2.8):
+ * register (or resume with agent_id + token), join the thread named or
+ * create it (its creator becomes the admin), and get the history window and
+ * a sync context in one call. The connection remembers the agent, so later
+ * `msg_wait` and `msg_edit` calls may omit credentials. Also
+ * `bus_get_config`.
+ *
+ * @module
+ */
+
+import { BusError, invalidArgument } from "../../errors.ts";
+import { DEFAULTS } from "../../config.ts";
+import { PACKAGE_VERSION } from "../../version.ts";
+import { getAgent, invalidateReplyTokens, threadByName, touchAgent } from "../../store/chat.ts";
+import { type Bus, write } from "../mod.ts";
+import type { Session } from "../session.ts";
+import { displayName, registerAgent, type RegisterArgs, resumeAgent } from "./agents.ts";
+import { listMessages, MAX_MESSAGES } from "./read.ts";
+import {
+  type CreateThreadArgs,
+  insertThread,
+  prepareThread,
+  requireThread,
+  toThread,
+} from "./threads.ts";
+import { issueSyncContext } from "./tokens.ts";
+import { iso, type SyncContext } from "./wire.ts";
+
+/** `bus_connect`'s arguments. */
+export interface ConnectArgs extends RegisterArgs {
+  thread_id?: string | undefined;
+  thread_name?: string | undefined;
+  agent_id?: string | undefined;
+  token?: string | undefined;
+  after_seq?: number | undefined;
+  system_prompt?: string | undefined;
+  template?: string | undefined;
+}
+
+/** `bus_connect`'s result (AgentChatBus's shape). */
+export interface ConnectResult extends SyncContext {
+  agent: {
+    agent_id: string;
+    name: string;
+    display_name: string;
+    emoji: string;
+    registered: true;
+    token: string;
+    is_administrator: boolean;
+    role_assignment: string;
+  };
+  thread: {
+    thread_id: string;
+    topic: string;
+    status: string;
+    created: boolean;
+    system_prompt?: string;
+    administrator?: { agent_id: string; name: string | null };
+  };
+  messages: { seq: number; author: string; role: string; content: string; created_at: string }[];
+  has_more: boolean;
+}
+
+/**
+ * Connect an agent to a thread.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT`, `AUTHENTICATION_REQUIRED`, `THREAD_NOT_FOUND`, `TEMPLATE_NOT_FOUND`
+ */
+export async function busConnect(
+  bus: Bus,
+  session: Session,
+  args: ConnectArgs,
+): Promise<ConnectResult> {
+  if (!args.thread_id && !args.thread_name) {
+    throw invalidArgument("thread_id or thread_name is required");
+  }
+  const creating: CreateThreadArgs = {
+    topic: args.thread_name ?? "",
+    system_prompt: args.system_prompt,
+    template: args.template,
+  };
+  // Checked before anything is written: an unknown template creates no agent.
+  const prepared = args.thread_name ? prepareThread(bus, creating) : undefined;
+  let agentId: string;
+  let token: string;
+  if (args.agent_id && args.token) {
+    agentId = (await resumeAgent(bus, args.agent_id, args.token)).agent_id;
+    token = args.token;
+  } else {
+    if (args.thread_id) bus.store.read(() => requireThread(bus.store, args.thread_id!));
+    const registered = await registerAgent(bus, args);
+    agentId = registered.agent.agent_id;
+    token = registered.token;
+  }
+  session.chatAgent = { agentId, token };
+
+  const joined = await write(bus, () => {
+    let view = args.thread_id
+      ? requireThread(bus.store, args.thread_id)
+      : threadByName(bus.store, prepared!.topic);
+    const created = view === undefined;
+    const agentRow = getAgent(bus.store, agentId);
+    if (!agentRow) {
+      throw new BusError("AUTHENTICATION_REQUIRED", "The agent was unregistered meanwhile");
+    }
+    view ??= insertThread(bus, prepared!, { agentId, name: displayName(agentRow) });
+    touchAgent(bus.store, { agentId, activity: "bus_connect", now: bus.now(), heartbeat: true });
+    invalidateReplyTokens(bus.store, {
+      topicId: view.topic_id,
+      agentId,
+      source: "bus_connect",
+      now: bus.now(),
+    });
+    const sync = issueSyncContext(bus, session, {
+      topicId: view.topic_id,
+      agentId,
+      source: "bus_connect",
+    });
+    return { view, created, agentRow, sync };
+  });
+  const { view, created, agentRow } = joined;
+  const history = listMessages(bus, {
+    thread_id: view.topic_id,
+    after_seq: args.after_seq ?? 0,
+    limit: MAX_MESSAGES,
+    include_system_prompt: true,
+  });
+  let sync = joined.sync;
+  const lastReal = history.messages.at(-1)?.message.seq ?? 0;
+  if (history.has_more) sync = { ...sync, current_seq: lastReal };
+  const adminId = view.creator_admin_id;
+  const isAdmin = adminId === agentId;
+  const roleAssignment = !adminId
+    ? "You are a PARTICIPANT in this thread. Please wait for the administrator to coordinate or assign you tasks."
+    : isAdmin
+    ? "You are the ADMINISTRATOR for this thread. You are responsible for coordination and task assignment."
+    : `You are a PARTICIPANT in this thread. Please wait for the administrator (@${adminId}) to coordinate or assign you tasks.`;
+  const thread = toThread(view);
+  return {
+    agent: {
+      agent_id: agentId,
+      name: agentRow.name,
+      display_name: displayName(agentRow),
+      emoji: agentRow.emoji,
+      registered: true,
+      token,
+      is_administrator: isAdmin,
+      role_assignment: roleAssignment,
+    },
+    thread: {
+      thread_id: thread.thread_id,
+      topic: thread.topic,
+      status: thread.status,
+      created,
+      ...(created && thread.system_prompt ? { system_prompt: thread.system_prompt } : {}),
+      ...(adminId ? { administrator: { agent_id: adminId, name: view.creator_admin_name } } : {}),
+    },
+    messages: history.messages.map(({ message }) => ({
+      seq: message.seq,
+      author: message.author_name,
+      role: message.role,
+      content: message.content,
+      created_at: message.created_at,
+    })),
+    has_more: history.has_more,
+    ...sync,
+  };
+}
+
+/** `bus_get_config`: what an agent should know at startup. */
+export function busConfig(
+  bus: Bus,
+): { preferred_language: string; version: string; [key: string]: unknown } {
+  return {
+    preferred_language: "English",
+    language_source: "default",
+    language_note:
+      "Please respond in English whenever possible. This is a soft preference - use your best judgement.",
+    bus_name: "agent-bus",
+    version: PACKAGE_VERSION,
+    endpoint: `http://127.0.0.1:${DEFAULTS.httpPort}`,
+    server_time: iso(bus.now()),
+    auth_requirements: {
+      mcp_thread_create: {
+        required: true,
+        body: ["topic", "agent_id", "token"],
+        rule: "agent_id and token must be provided explicitly in thread_create input.",
+      },
+      msg_post: {
+        required: true,
+        body: ["expected_last_seq", "reply_token"],
+        rule:
+          "Every msg_post needs the current_seq and reply_token of your latest sync context (from bus_connect, thread_create, msg_wait or your previous msg_post).",
+      },
+    },
+    recommended_workflow: {
+      join_or_create_thread: {
+        tool: "bus_connect",
+        input: { thread_name: "My Topic", ide: "Cursor", model: "Claude" },
+        note:
+          "One call: registers the agent (or resumes it with agent_id + token), joins or creates the thread, returns messages and a sync context.",
+      },
+      loop:
+        "msg_wait(thread_id, after_seq=current_seq) -> read -> msg_post(..., expected_last_seq=current_seq, reply_token) -> repeat",
+    },
+  };
+}

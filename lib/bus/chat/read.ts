@@ -1,0 +1,492 @@
+/**
+ * Reading and changing chatbus messages: `msg_list`, `msg_get`,
+ * `msg_wait`, `msg_edit`, `msg_edit_history`, `msg_react`, `msg_unreact`.
+ *
+ * `msg_wait` follows AgentChatBus's fast-return rules (research 2.9): it
+ * returns at once when messages exist after `after_seq`, or with none when
+ * the agent has a pending refresh request (after a sync error) or holds no
+ * token and is behind; a caught-up agent, or a lone agent in an empty
+ * thread, waits. While waiting it writes nothing: it waits on the
+ * process's change feed, woken within milliseconds by a commit from any
+ * process, and stops at once when the client cancels. A wait that times
+ * out hands back the token it handed out before.
+ *
+ * @module
+ */
+
+import { countWithinBudget } from "../../budget.ts";
+import { BusError, invalidArgument, type Warning } from "../../errors.ts";
+import {
+  addReaction,
+  type AgentRow,
+  attachmentsOf,
+  type ChatMessageRow,
+  chatMessagesAfter,
+  clearRefreshRequest,
+  editsOf,
+  enterChatWait,
+  exitChatWait,
+  getAgent,
+  getChatMessage,
+  getReaction,
+  invalidateReplyTokens,
+  latestIssuedToken,
+  reactionsOf,
+  recordEdit,
+  refreshRequest,
+  removeReaction,
+  touchAgent,
+} from "../../store/chat.ts";
+import { latestSeq } from "../../store/messages.ts";
+import type { Store } from "../../store/mod.ts";
+import { type Bus, write } from "../mod.ts";
+import type { Session } from "../session.ts";
+import { capWaitSeconds, waitFor, type WaitOptions } from "../waiting.ts";
+import { cleanName } from "../validate.ts";
+import { authenticate, displayName } from "./agents.ts";
+import { requireThread } from "./threads.ts";
+import { issueSyncContext, reuseOrIssue } from "./tokens.ts";
+import {
+  type ChatMessage,
+  type ImageBlock,
+  imagesOf,
+  iso,
+  type SyncContext,
+  toChatMessage,
+  toReaction,
+} from "./wire.ts";
+
+/** Most messages one `msg_list` or `msg_wait` returns. */
+export const MAX_MESSAGES = 100;
+/** Longest reaction label. */
+const MAX_REACTION_CHARS = 64;
+
+/**
+ * The directive every thread starts with (the synthetic seq-0 message),
+ * in the spirit of AgentChatBus's.
+ */
+export const THREAD_DIRECTIVE =
+  `You are one of several agents working in the same repository and environment, coordinating in this thread.
+1. Shared context: the others see the same files, processes and state you do.
+2. Move the work forward: propose concrete next steps, claim tasks and carry them out.
+3. Announce before destructive commands or broad refactors, and wait briefly for objections; for ordinary scoped edits, say what you change and go on.
+4. Say which files or modules you are about to edit; never edit a file another agent is editing.
+5. Keep the thread useful: post status, blockers and next actions; after repeated msg_wait timeouts, post an update instead of idling.
+6. No noise such as "still waiting": every message should carry information, a decision or a request.`;
+
+/** A listed message and its images. */
+export interface ListedMessage {
+  message: ChatMessage;
+  images: ImageBlock[];
+}
+
+/** `msg_list`'s arguments. */
+export interface ListArgs {
+  thread_id: string;
+  after_seq: number;
+  limit: number;
+  priority?: string | undefined;
+  include_system_prompt: boolean;
+}
+
+/** `msg_list`: messages after `after_seq`, within the result budget; `has_more` when cut. */
+export function listMessages(
+  bus: Bus,
+  args: ListArgs,
+): { messages: ListedMessage[]; has_more: boolean } {
+  if (args.after_seq < 0) throw invalidArgument("after_seq must be an int >= 0");
+  const limit = Math.min(Math.max(args.limit, 1), MAX_MESSAGES);
+  return bus.store.read(() => {
+    const thread = requireThread(bus.store, args.thread_id);
+    const rows = chatMessagesAfter(bus.store, {
+      topicId: thread.topic_id,
+      afterSeq: args.after_seq,
+      priority: args.priority,
+      limit: limit + 1,
+    });
+    const within = rows.slice(0, limit);
+    const page = within.slice(0, fitting(bus, within));
+    const listed = listed_(bus.store, page);
+    const promptShows = args.priority === undefined || args.priority === "normal";
+    if (args.include_system_prompt && args.after_seq === 0 && promptShows) {
+      listed.unshift({
+        message: systemPromptMessage(thread.topic_id, thread.system_prompt, thread.created_at),
+        images: [],
+      });
+    }
+    return { messages: listed, has_more: rows.length > page.length };
+  });
+}
+
+/** `msg_get`: one message with its reactions, or `found: false`. */
+export function getMessage(
+  bus: Bus,
+  messageId: string,
+): { found: true; message: ChatMessage } | { found: false; message: null } {
+  const row = messageId.length <= 64
+    ? bus.store.read(() => getChatMessage(bus.store, messageId))
+    : undefined;
+  if (!row) return { found: false, message: null };
+  return { found: true, message: bus.store.read(() => listed_(bus.store, [row]))[0]!.message };
+}
+
+/** `msg_wait`'s arguments. */
+export interface WaitArgs {
+  thread_id: string;
+  after_seq: number;
+  timeout_ms: number;
+  agent_id?: string | undefined;
+  token?: string | undefined;
+  for_agent?: string | undefined;
+}
+
+/** `msg_wait`'s result. */
+export interface WaitResult {
+  messages: ListedMessage[];
+  sync: SyncContext;
+  fast_return: boolean;
+  has_more: boolean;
+  warnings: Warning[];
+}
+
+/**
+ * `msg_wait`.
+ *
+ * @throws {BusError} `InvalidCredentials`, `THREAD_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export async function waitMessages(
+  bus: Bus,
+  session: Session,
+  args: WaitArgs,
+  options: WaitOptions = {},
+): Promise<WaitResult> {
+  const warnings: Warning[] = [];
+  if (args.after_seq < 0) throw invalidArgument("after_seq must be an int >= 0");
+  if (args.timeout_ms < 0) throw invalidArgument("timeout_ms must be an int >= 0");
+  const seconds = capWaitSeconds(bus, Math.ceil(args.timeout_ms / 1000), warnings);
+  const timeoutSeconds = Math.min(args.timeout_ms / 1000, seconds);
+  const agent = waitingAgent(bus, session, args);
+  const topicId = args.thread_id;
+  const agentId = agent?.agent_id;
+  let scanFrom = args.after_seq;
+  const matching = () => {
+    const rows = chatMessagesAfter(bus.store, { topicId, afterSeq: scanFrom, limit: MAX_MESSAGES });
+    const found = args.for_agent === undefined
+      ? rows
+      : rows.filter((row) => handoffTarget(row) === args.for_agent);
+    if (found.length === 0 && rows.length > 0 && args.for_agent !== undefined) {
+      scanFrom = rows.at(-1)!.seq;
+    }
+    return found.length > 0 ? found : undefined;
+  };
+
+  // One transaction decides: messages now, a fast return, or a wait (recorded for thread_wait_state_get).
+  const start = await write(bus, () => {
+    const thread = requireThread(bus.store, topicId);
+    const latest = latestSeq(bus.store, thread.topic_id);
+    const found = matching();
+    const behindWithoutToken = agentId !== undefined &&
+      !latestIssuedToken(bus.store, { topicId, agentId }) && args.after_seq < latest;
+    const refresh = agentId !== undefined && refreshRequest(bus.store, { topicId, agentId });
+    const waits = !found && !refresh && !behindWithoutToken && timeoutSeconds > 0;
+    if (agentId !== undefined) {
+      const now = bus.now();
+      touchAgent(bus.store, { agentId, activity: "msg_wait", now, heartbeat: true });
+      if (waits) {
+        enterChatWait(bus.store, {
+          topic_id: topicId,
+          agent_id: agentId,
+          entered_at: now,
+          timeout_ms: args.timeout_ms,
+          until: now + timeoutSeconds,
+        });
+      }
+    }
+    return { latest, found, waits, fast: !found && !waits && timeoutSeconds > 0 };
+  });
+
+  let rows = start.found;
+  if (start.waits) {
+    try {
+      rows = await waitFor(bus, () => bus.store.read(matching), timeoutSeconds, options);
+    } catch (error) {
+      if (agentId !== undefined) {
+        await write(bus, () => exitChatWait(bus.store, { topicId, agentId })).catch(() => {});
+      }
+      throw error;
+    }
+  }
+  return await write(bus, () => {
+    const store = bus.store;
+    const found = rows ?? [];
+    const page = found.slice(0, fitting(bus, found));
+    const now = bus.now();
+    let sync: SyncContext;
+    if (agentId === undefined) {
+      sync = issueSyncContext(bus, session, { topicId, agentId: null, source: "msg_wait" });
+    } else {
+      exitChatWait(store, { topicId, agentId });
+      clearRefreshRequest(store, { topicId, agentId });
+      if (page.length > 0) touchAgent(store, { agentId, activity: "msg_received", now });
+      if (page.length === 0 && latestSeq(store, topicId) === start.latest) {
+        sync = reuseOrIssue(bus, session, { topicId, agentId });
+      } else {
+        invalidateReplyTokens(store, { topicId, agentId, now });
+        sync = issueSyncContext(bus, session, { topicId, agentId, source: "msg_wait" });
+      }
+    }
+    const cut = page.length < found.length;
+    // Cut to the result budget: the context stops at the last message delivered, so a post
+    // with it fails with the rest of them instead of skipping them.
+    if (cut) sync = { ...sync, current_seq: page.at(-1)!.seq };
+    return {
+      messages: listed_(store, page),
+      sync,
+      fast_return: start.fast,
+      has_more: cut,
+      warnings,
+    };
+  });
+}
+
+/**
+ * `msg_edit`: the author replaces a message's content; the old one is kept.
+ *
+ * @throws {BusError} `AUTHENTICATION_REQUIRED`, `MESSAGE_NOT_FOUND`, `PermissionError`, `INVALID_ARGUMENT`
+ */
+export async function editMessage(
+  bus: Bus,
+  session: Session,
+  args: {
+    message_id: string;
+    new_content: string;
+    agent_id?: string | undefined;
+    token?: string | undefined;
+  },
+): Promise<
+  { no_change: true; version: number } | {
+    msg_id: string;
+    version: number;
+    edited_at: string;
+    edited_by: string;
+  }
+> {
+  if (!args.new_content.trim()) throw invalidArgument("new_content must be a non-empty string");
+  if (args.new_content.length > bus.config.maxMessageChars) {
+    throw invalidArgument(`new_content exceeds max length (${bus.config.maxMessageChars})`);
+  }
+  const credentials = credentialsOf(session, args, "AUTHENTICATION_REQUIRED");
+  return await write(bus, () => {
+    const agent = authenticate(bus.store, credentials.agentId, credentials.token);
+    session.chatAgent = credentials;
+    const row = requireMessage(bus.store, args.message_id);
+    if (row.role === "system") {
+      throw new BusError("PermissionError", "System messages cannot be edited");
+    }
+    if (row.author_id !== agent.agent_id) {
+      throw new BusError("PermissionError", "Only the original author can edit this message");
+    }
+    if (row.content_markdown === args.new_content) {
+      return { no_change: true as const, version: row.edit_version };
+    }
+    const now = bus.now();
+    const version = row.edit_version + 1;
+    recordEdit(bus.store, {
+      messageId: row.message_id,
+      oldContent: row.content_markdown,
+      newContent: args.new_content,
+      editedBy: agent.agent_id,
+      version,
+      now,
+    });
+    return { msg_id: row.message_id, version, edited_at: iso(now), edited_by: agent.agent_id };
+  });
+}
+
+/**
+ * `msg_edit_history`: the current content and every earlier one, oldest first.
+ *
+ * @throws {BusError} `MESSAGE_NOT_FOUND`
+ */
+export function editHistory(bus: Bus, messageId: string): {
+  message_id: string;
+  current_content: string;
+  edit_version: number;
+  edits: { version: number; old_content: string; edited_by: string; created_at: string }[];
+} {
+  return bus.store.read(() => {
+    const row = requireMessage(bus.store, messageId);
+    return {
+      message_id: row.message_id,
+      current_content: row.content_markdown,
+      edit_version: row.edit_version,
+      edits: editsOf(bus.store, row.message_id).map((edit) => ({
+        version: edit.version,
+        old_content: edit.old_content,
+        edited_by: edit.edited_by,
+        created_at: iso(edit.created_at),
+      })),
+    };
+  });
+}
+
+/**
+ * `msg_react`: idempotent; without `agent_id`, the connection's agent reacts.
+ *
+ * @throws {BusError} `MESSAGE_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export async function react(
+  bus: Bus,
+  session: Session,
+  args: { message_id: string; reaction: string; agent_id?: string | undefined },
+): Promise<
+  { message_id: string; agent_id: string; reaction: string; created_at: string; added: boolean }
+> {
+  const reaction = cleanName(args.reaction, "reaction", MAX_REACTION_CHARS);
+  const agentId = reactor(session, args.agent_id);
+  return await write(bus, () => {
+    requireMessage(bus.store, args.message_id);
+    const added = addReaction(bus.store, {
+      message_id: args.message_id,
+      agent_id: agentId,
+      reaction,
+      created_at: bus.now(),
+    });
+    const row = getReaction(bus.store, { messageId: args.message_id, agentId, reaction })!;
+    return { ...toReaction(row), added };
+  });
+}
+
+/**
+ * `msg_unreact`: `removed` says whether the reaction was there.
+ *
+ * @throws {BusError} `MESSAGE_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export async function unreact(
+  bus: Bus,
+  session: Session,
+  args: { message_id: string; reaction: string; agent_id?: string | undefined },
+): Promise<{ removed: boolean; message_id: string; reaction: string }> {
+  const reaction = cleanName(args.reaction, "reaction", MAX_REACTION_CHARS);
+  const agentId = reactor(session, args.agent_id);
+  const removed = await write(bus, () => {
+    requireMessage(bus.store, args.message_id);
+    return removeReaction(bus.store, { messageId: args.message_id, agentId, reaction });
+  });
+  return { removed, message_id: args.message_id, reaction };
+}
+
+/** The synthetic seq-0 message: the directive, then the thread's own prompt. */
+export function systemPromptMessage(
+  threadId: string,
+  threadPrompt: string | null,
+  createdAt: number,
+): ChatMessage {
+  return {
+    msg_id: `sys-${threadId}`,
+    thread_id: threadId,
+    seq: 0,
+    author: "system",
+    author_id: "system",
+    author_name: "System",
+    role: "system",
+    priority: "normal",
+    content: threadPrompt
+      ? `## Section: System (Built-in)\n\n${THREAD_DIRECTIVE}\n\n## Section: Thread Create (Provided By Creator)\n\n${threadPrompt}`
+      : THREAD_DIRECTIVE,
+    created_at: iso(createdAt),
+    metadata: null,
+    reply_to_msg_id: null,
+    edited_at: null,
+    edit_version: 0,
+    reactions: [],
+  };
+}
+
+/** Rows with their reactions, images and authors' display names. */
+function listed_(store: Store, rows: readonly ChatMessageRow[]): ListedMessage[] {
+  const ids = rows.map((row) => row.message_id);
+  const reactions = reactionsOf(store, ids);
+  const attachments = attachmentsOf(store, ids);
+  const names = new Map<string, string>();
+  for (const row of rows) {
+    if (row.author_id && !names.has(row.author_id)) {
+      const agent = getAgent(store, row.author_id);
+      if (agent) names.set(row.author_id, displayName(agent));
+    }
+  }
+  return rows.map((row) => ({
+    message: toChatMessage(row, reactions, row.author_id ? names.get(row.author_id) : undefined),
+    images: imagesOf(row.message_id, attachments),
+  }));
+}
+
+/** How many rows fit the result budget (images are not counted: clients show them apart). */
+function fitting(bus: Bus, rows: readonly ChatMessageRow[]): number {
+  return countWithinBudget(
+    rows,
+    (row) => [row.sender, row.content_markdown, row.metadata_json],
+    bus.config.toolResultMaxBytes,
+  );
+}
+
+function handoffTarget(row: ChatMessageRow): unknown {
+  if (!row.metadata_json?.includes("handoff_target")) return undefined;
+  try {
+    return (JSON.parse(row.metadata_json) as Record<string, unknown>).handoff_target;
+  } catch {
+    return undefined;
+  }
+}
+
+function requireMessage(store: Store, messageId: string): ChatMessageRow {
+  const row = messageId.length <= 64 ? getChatMessage(store, messageId) : undefined;
+  if (!row) {
+    throw new BusError("MESSAGE_NOT_FOUND", `Message '${messageId}' not found`, {
+      context: { message_id: messageId },
+    });
+  }
+  return row;
+}
+
+/** The agent a `msg_wait` is for: explicit credentials (both), else the session's, else none. */
+function waitingAgent(bus: Bus, session: Session, args: WaitArgs): AgentRow | undefined {
+  if (args.agent_id === undefined && args.token === undefined) {
+    const bound = session.chatAgent;
+    return bound && bus.store.read(() => getAgent(bus.store, bound.agentId));
+  }
+  const credentials = credentialsOf(session, args, "InvalidCredentials");
+  const agent = bus.store.read(() =>
+    authenticate(bus.store, credentials.agentId, credentials.token, "InvalidCredentials")
+  );
+  session.chatAgent = credentials;
+  return agent;
+}
+
+/** Explicit credentials (both or neither), else the session's. */
+function credentialsOf(
+  session: Session,
+  args: { agent_id?: string | undefined; token?: string | undefined },
+  code: "AUTHENTICATION_REQUIRED" | "InvalidCredentials",
+): { agentId: string; token: string } {
+  if (args.agent_id === undefined && args.token === undefined && session.chatAgent) {
+    return session.chatAgent;
+  }
+  if (!args.agent_id || !args.token) {
+    throw new BusError(
+      code,
+      "Pass both agent_id and token (or neither, on a connection that bus_connect authenticated)",
+    );
+  }
+  return { agentId: args.agent_id, token: args.token };
+}
+
+function reactor(session: Session, agentId: string | undefined): string {
+  const id = agentId ?? session.chatAgent?.agentId;
+  if (!id) {
+    throw invalidArgument(
+      "agent_id is required on a connection without an agent (call bus_connect first)",
+    );
+  }
+  return cleanName(id, "agent_id", 64);
+}

@@ -1,0 +1,159 @@
+/**
+ * Zod schemas of the chatbus dialect's values, shared by its tools and
+ * REST routes.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { PRIORITIES, ROLES, STOP_REASONS } from "./post.ts";
+import { THREAD_STATES, THREAD_STATUSES } from "./threads.ts";
+
+/** A thread id. */
+export const threadIdArg = z.string().min(1, "must be a non-empty string").max(
+  64,
+  "must be at most 64 characters",
+)
+  .describe("Thread ID");
+/** A message id. */
+export const messageIdArg = z.string().min(1, "must be a non-empty string").max(
+  64,
+  "must be at most 64 characters",
+)
+  .describe("Message ID");
+/** An agent id. */
+export const agentIdArg = z.string().min(1, "must be a non-empty string").max(
+  64,
+  "must be at most 64 characters",
+);
+/** An agent token. */
+export const tokenArg = z.string().min(1, "must be a non-empty string").max(
+  256,
+  "must be at most 256 characters",
+);
+/** A state `thread_set_state` accepts. */
+export const threadStateArg = z.enum(THREAD_STATES);
+/** A status `thread_list` filters on. */
+export const threadStatusArg = z.enum(THREAD_STATUSES);
+/** A message role. */
+export const roleArg = z.enum(ROLES);
+/** A message priority. */
+export const priorityArg = z.enum(PRIORITIES);
+/** A `metadata.stop_reason`. */
+export const stopReasonArg = z.enum(STOP_REASONS);
+/** `return_format` of msg_list and msg_wait. */
+export const returnFormatArg = z.enum(["blocks", "json"]).default("blocks").describe(
+  "'blocks' (default): MCP content blocks, a header and a body per message, images as image blocks; 'json': one text block with a JSON document",
+);
+
+/** The input of `thread_set_state` (also `POST /api/threads/{id}/state`). */
+export const threadSetStateInput = z.object({ thread_id: threadIdArg, state: threadStateArg });
+/** The input of `thread_close` (also `POST /api/threads/{id}/close`). */
+export const threadCloseInput = z.object({
+  thread_id: threadIdArg,
+  summary: z.string().max(16384, "must be at most 16384 characters").optional().describe(
+    "Optional closing summary",
+  ),
+});
+/** The input of `thread_archive` (also `POST /api/threads/{id}/archive`). */
+export const threadArchiveInput = z.object({ thread_id: threadIdArg });
+
+/** A sync context's fields, for output schemas. */
+export const syncContextShape = {
+  current_seq: z.int(),
+  reply_token: z.string(),
+  reply_window: z.object({ expires_at: z.string(), max_new_messages: z.int() }),
+};
+
+/** A thread, for output schemas. */
+export const threadSchema = z.object({
+  thread_id: z.string(),
+  topic: z.string(),
+  status: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  closed_at: z.string().nullable(),
+  summary: z.string().nullable(),
+  system_prompt: z.string().nullable(),
+  template_id: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  creator_admin_id: z.string().nullable(),
+});
+
+/** A reaction, for output schemas. */
+export const reactionSchema = z.object({
+  message_id: z.string(),
+  agent_id: z.string(),
+  reaction: z.string(),
+  created_at: z.string(),
+});
+
+/** A chatbus message, for output schemas. */
+export const chatMessageSchema = z.object({
+  msg_id: z.string(),
+  thread_id: z.string(),
+  seq: z.int(),
+  author: z.string(),
+  author_id: z.string().nullable(),
+  author_name: z.string(),
+  role: z.string(),
+  priority: z.string(),
+  content: z.string(),
+  created_at: z.string(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  reply_to_msg_id: z.string().nullable(),
+  edited_at: z.string().nullable(),
+  edit_version: z.int(),
+  reactions: z.array(reactionSchema),
+});
+
+/** An agent as listed, for output schemas. */
+export const agentSchema = z.object({
+  agent_id: z.string(),
+  name: z.string(),
+  display_name: z.string(),
+  ide: z.string(),
+  model: z.string(),
+  emoji: z.string(),
+  alias_source: z.enum(["user", "auto"]),
+  description: z.string(),
+  is_online: z.boolean(),
+  capabilities: z.array(z.string()),
+  skills: z.array(z.record(z.string(), z.unknown())),
+  last_heartbeat: z.string(),
+  last_activity: z.string(),
+  last_activity_time: z.string(),
+});
+
+/** A template, for output schemas. */
+export const templateSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  system_prompt: z.string().nullable(),
+  default_metadata: z.record(z.string(), z.unknown()).nullable(),
+  is_builtin: z.boolean(),
+  created_at: z.string().nullable(),
+});
+
+/** A skill (A2A AgentCard style): id and name required. */
+export const skillArg = z.object({
+  id: z.string().max(200),
+  name: z.string().max(200),
+  description: z.string().max(2000).optional(),
+  tags: z.array(z.string().max(100)).max(50).optional(),
+  examples: z.array(z.string().max(2000)).max(50).optional(),
+});
+
+/** Profile fields of register, update and bus_connect. */
+export const profileShape = {
+  display_name: z.string().max(100).optional().describe(
+    "Name people see (blank: the automatic one)",
+  ),
+  description: z.string().max(2000).optional(),
+  emoji: z.string().max(16).optional().describe("One emoji as avatar (invalid: a chosen one)"),
+  capabilities: z.array(z.string().max(100)).max(50).optional().describe("Capability tags"),
+  skills: z.array(skillArg).max(50).optional().describe(
+    "A2A-style skills: {id, name, description?, tags?, examples?}",
+  ),
+};

@@ -1,0 +1,464 @@
+/**
+ * Chatbus threads (seed 002, "Thread Management" and "Thread Templates").
+ *
+ * A thread is a topic of the bus: v6.3 peers, chatbus agents and the human
+ * in the console read one ordered stream. What the dialect adds (state,
+ * summary, system prompt, template, creator admin) lives in `bus_threads`;
+ * a topic made by another dialect is a `discuss` thread without them.
+ * States follow no transition rules, as in AgentChatBus: any state may
+ * follow any other, and setting one on a closed thread reopens it. Only
+ * `closed` stops posting.
+ *
+ * @module
+ */
+
+import { BusError, invalidArgument } from "../../errors.ts";
+import {
+  chatWaits,
+  countThreads,
+  getTemplate,
+  getThread,
+  listTemplates,
+  listThreads,
+  pruneChatWaits,
+  putTemplate,
+  putThread,
+  reopenTopic,
+  setThreadState,
+  type TemplateRow,
+  type ThreadView,
+} from "../../store/chat.ts";
+import { deleteTopic as deleteTopicRows } from "../../store/topics.ts";
+import { bumpTopicsVersion, closeTopic } from "../../store/topics.ts";
+import type { Store } from "../../store/mod.ts";
+import { type Bus, write } from "../mod.ts";
+import type { Session } from "../session.ts";
+import { insertNewTopic, MAX_TOPIC_NAME_CHARS } from "../topics.ts";
+import { cleanName, cleanOptionalText, metadataJson, parseMetadata } from "../validate.ts";
+import { authenticate, displayName } from "./agents.ts";
+import { issueSyncContext } from "./tokens.ts";
+import { fromIso, iso, type SyncContext } from "./wire.ts";
+
+/** States `thread_set_state` accepts. */
+export const THREAD_STATES = ["discuss", "implement", "review", "done", "archived"] as const;
+/** Statuses a thread can show (`thread_list`'s filter). */
+export const THREAD_STATUSES = [...THREAD_STATES, "closed"] as const;
+/** Hard cap of one `thread_list` page. */
+export const MAX_THREAD_LIST = 200;
+/** Longest system prompt or summary. */
+const MAX_PROMPT_CHARS = 16384;
+/** Longest template id or name. */
+const MAX_TEMPLATE_ID_CHARS = 100;
+
+/** The four built-in templates (seed 002): fixed ids and names; never shadowed or deleted. */
+export const BUILTIN_TEMPLATES: readonly Template[] = [
+  {
+    id: "code-review",
+    name: "Code Review",
+    description: "Structured review focused on correctness, security, and style",
+    system_prompt:
+      "You are reviewing code. Check correctness first, then security, then style; cite files and lines, and say what to change.",
+    default_metadata: null,
+    is_builtin: true,
+    created_at: null,
+  },
+  {
+    id: "security-audit",
+    name: "Security Audit",
+    description: "Security-focused review with severity ratings",
+    system_prompt:
+      "You are auditing for security. Report each finding with a severity (critical, high, medium, low), where it is, and how to fix it.",
+    default_metadata: null,
+    is_builtin: true,
+    created_at: null,
+  },
+  {
+    id: "architecture",
+    name: "Architecture Discussion",
+    description: "Design trade-offs and system structure evaluation",
+    system_prompt:
+      "You are discussing architecture. Weigh the trade-offs of each option, name what each costs, and converge on a decision with its reasons.",
+    default_metadata: null,
+    is_builtin: true,
+    created_at: null,
+  },
+  {
+    id: "brainstorm",
+    name: "Brainstorm",
+    description: "Free-form ideation, all ideas welcome",
+    system_prompt:
+      "You are brainstorming. Offer many ideas, build on the others', and hold criticism until the ideas are on the table.",
+    default_metadata: null,
+    is_builtin: true,
+    created_at: null,
+  },
+];
+
+/** A template as tools return it. */
+export interface Template {
+  id: string;
+  name: string;
+  description: string | null;
+  system_prompt: string | null;
+  default_metadata: Record<string, unknown> | null;
+  is_builtin: boolean;
+  created_at: string | null;
+}
+
+/** A thread as tools return it. */
+export interface Thread {
+  thread_id: string;
+  topic: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+  closed_at: string | null;
+  summary: string | null;
+  system_prompt: string | null;
+  template_id: string | null;
+  metadata: Record<string, unknown> | null;
+  creator_admin_id: string | null;
+}
+
+/** Convert a thread view. */
+export function toThread(view: ThreadView): Thread {
+  return {
+    thread_id: view.topic_id,
+    topic: view.name,
+    status: view.status,
+    created_at: iso(view.created_at),
+    updated_at: iso(view.updated_at ?? view.created_at),
+    closed_at: view.closed_at === null ? null : iso(view.closed_at),
+    summary: view.summary,
+    system_prompt: view.system_prompt,
+    template_id: view.template_id,
+    metadata: parseMetadata(view.metadata_json),
+    creator_admin_id: view.creator_admin_id,
+  };
+}
+
+/**
+ * The thread with this id.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`
+ */
+export function requireThread(store: Store, threadId: string): ThreadView {
+  const view = threadId.length <= 64 ? getThread(store, threadId) : undefined;
+  if (!view) {
+    throw new BusError("THREAD_NOT_FOUND", `Thread '${threadId}' not found`, {
+      context: { thread_id: threadId },
+    });
+  }
+  return view;
+}
+
+/** What creating a thread takes. */
+export interface CreateThreadArgs {
+  topic: string;
+  metadata?: Record<string, unknown> | null | undefined;
+  system_prompt?: string | undefined;
+  template?: string | undefined;
+}
+
+/** A thread's fields prepared before the write lock. */
+export interface PreparedThread {
+  topic: string;
+  metadataJson: string | null;
+  systemPrompt: string | null;
+  templateId: string | null;
+}
+
+/**
+ * Check a new thread's fields and apply its template: the template's
+ * system prompt and default metadata are defaults the caller's values override.
+ *
+ * @throws {BusError} `TEMPLATE_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export function prepareThread(bus: Bus, args: CreateThreadArgs): PreparedThread {
+  const topic = cleanName(args.topic, "topic", MAX_TOPIC_NAME_CHARS);
+  const template = args.template === undefined || args.template === ""
+    ? undefined
+    : requireTemplate(bus, args.template);
+  const metadata = template?.default_metadata || args.metadata
+    ? { ...template?.default_metadata, ...args.metadata }
+    : null;
+  return {
+    topic,
+    metadataJson: metadataJson(metadata, "metadata", bus.config.maxMetadataChars),
+    systemPrompt: cleanOptionalText(args.system_prompt, "system_prompt", MAX_PROMPT_CHARS) ??
+      template?.system_prompt ?? null,
+    templateId: template?.id ?? null,
+  };
+}
+
+/** Insert a prepared thread with `admin` as its creator admin; call inside a write transaction. */
+export function insertThread(
+  bus: Bus,
+  prepared: PreparedThread,
+  admin: { agentId: string; name: string } | null,
+): ThreadView {
+  const topic = insertNewTopic(bus, { name: prepared.topic, metadataJson: prepared.metadataJson });
+  putThread(bus.store, {
+    topic_id: topic.topic_id,
+    state: "discuss",
+    summary: null,
+    system_prompt: prepared.systemPrompt,
+    template_id: prepared.templateId,
+    creator_admin_id: admin?.agentId ?? null,
+    creator_admin_name: admin?.name ?? null,
+    updated_at: topic.created_at,
+  });
+  return getThread(bus.store, topic.topic_id)!;
+}
+
+/**
+ * `thread_create`: the creator (authenticated) becomes the thread's admin
+ * and gets the first sync context.
+ *
+ * @throws {BusError} `AUTHENTICATION_REQUIRED`, `TEMPLATE_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export async function createThread(
+  bus: Bus,
+  session: Session,
+  args: CreateThreadArgs & { agentId: string; token: string },
+): Promise<{ thread: Thread; sync: SyncContext }> {
+  const prepared = prepareThread(bus, args);
+  return await write(bus, () => {
+    const agent = authenticate(bus.store, args.agentId, args.token);
+    const view = insertThread(bus, prepared, {
+      agentId: agent.agent_id,
+      name: displayName(agent),
+    });
+    const sync = issueSyncContext(bus, session, {
+      topicId: view.topic_id,
+      agentId: agent.agent_id,
+      source: "thread_create",
+    });
+    return { thread: toThread(view), sync };
+  });
+}
+
+/** `thread_list`'s arguments. */
+export interface ThreadListArgs {
+  status?: string | undefined;
+  include_archived?: boolean | undefined;
+  /** 0: all (up to the hard cap of 200). */
+  limit?: number | undefined;
+  /** An ISO date: threads created strictly before it. */
+  before?: string | undefined;
+}
+
+/** `thread_list`: newest first, with cursor pagination. */
+export function threadList(bus: Bus, args: ThreadListArgs): {
+  threads: Thread[];
+  total: number;
+  has_more: boolean;
+  next_cursor: string | null;
+} {
+  if (args.status !== undefined && !(THREAD_STATUSES as readonly string[]).includes(args.status)) {
+    throw invalidArgument(`status must be one of ${THREAD_STATUSES.join(", ")}`);
+  }
+  const before = args.before === undefined ? undefined : fromIso(args.before);
+  if (args.before !== undefined && before === undefined) {
+    throw invalidArgument("before must be an ISO date (a next_cursor from thread_list)");
+  }
+  const limit = !args.limit || args.limit > MAX_THREAD_LIST ? MAX_THREAD_LIST : args.limit;
+  const query = {
+    status: args.status,
+    includeArchived: args.include_archived ?? false,
+  };
+  const [rows, total] = bus.store.read(() =>
+    [
+      listThreads(bus.store, { ...query, before, limit: limit + 1 }),
+      countThreads(bus.store, query),
+    ] as const
+  );
+  const page = rows.slice(0, limit);
+  const hasMore = rows.length > limit;
+  return {
+    threads: page.map(toThread),
+    total,
+    has_more: hasMore,
+    next_cursor: hasMore ? iso(page.at(-1)!.created_at) : null,
+  };
+}
+
+/** `thread_get`. */
+export function threadGet(bus: Bus, threadId: string): Thread {
+  return toThread(bus.store.read(() => requireThread(bus.store, threadId)));
+}
+
+/**
+ * `thread_delete`: the thread, its messages and everything hanging off them.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` without `confirm`, `THREAD_NOT_FOUND`
+ */
+export async function threadDelete(bus: Bus, threadId: string, confirm: boolean): Promise<void> {
+  if (!confirm) {
+    throw invalidArgument("Deletion aborted: confirm must be true. This action is irreversible");
+  }
+  await write(bus, () => {
+    requireThread(bus.store, threadId);
+    deleteTopicRows(bus.store, threadId);
+    bumpTopicsVersion(bus.store);
+  });
+}
+
+/**
+ * `thread_set_state` / `thread_archive`: any state from any state; a closed thread reopens.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export async function threadSetState(bus: Bus, threadId: string, state: string): Promise<Thread> {
+  if (!(THREAD_STATES as readonly string[]).includes(state)) {
+    throw invalidArgument(`state must be one of ${THREAD_STATES.join(", ")}`);
+  }
+  return await write(bus, () => {
+    const before = requireThread(bus.store, threadId);
+    if (before.topic_status === "closed") reopenTopic(bus.store, threadId);
+    setThreadState(bus.store, { topicId: threadId, state, now: bus.now() });
+    bumpTopicsVersion(bus.store);
+    return toThread(getThread(bus.store, threadId)!);
+  });
+}
+
+/**
+ * `thread_close`: closed with an optional summary; messages stay, posting stops.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`
+ */
+export async function threadClose(
+  bus: Bus,
+  threadId: string,
+  summary: string | undefined,
+): Promise<Thread> {
+  const text = cleanOptionalText(summary, "summary", MAX_PROMPT_CHARS);
+  return await write(bus, () => {
+    requireThread(bus.store, threadId);
+    const now = bus.now();
+    closeTopic(bus.store, { topicId: threadId, closedAt: now, reason: text });
+    setThreadState(bus.store, {
+      topicId: threadId,
+      state: "closed",
+      summary: summary === undefined ? undefined : text,
+      now,
+    });
+    bumpTopicsVersion(bus.store);
+    return toThread(getThread(bus.store, threadId)!);
+  });
+}
+
+/**
+ * `close_meeting`: {@linkcode threadClose} for the thread's admin only.
+ *
+ * @throws {BusError} `AUTHENTICATION_REQUIRED`, `THREAD_NOT_FOUND`, `FORBIDDEN`
+ */
+export async function closeMeeting(
+  bus: Bus,
+  args: { threadId: string; agentId: string; token: string; summary?: string | undefined },
+): Promise<Thread> {
+  bus.store.read(() => {
+    authenticate(bus.store, args.agentId, args.token);
+    const thread = requireThread(bus.store, args.threadId);
+    if (thread.creator_admin_id !== args.agentId) {
+      throw new BusError("FORBIDDEN", "Only the thread administrator can close this meeting.", {
+        context: { thread_id: args.threadId },
+      });
+    }
+  });
+  return await threadClose(bus, args.threadId, args.summary);
+}
+
+/** `thread_wait_state_get`: who is blocked in `msg_wait` now (expired waits pruned first). */
+export async function threadWaitStates(bus: Bus, threadId: string): Promise<{
+  thread_id: string;
+  agents_waiting: { agent_id: string; entered_at: string; timeout_ms: number }[];
+  count: number;
+}> {
+  const rows = await write(bus, () => {
+    requireThread(bus.store, threadId);
+    const now = bus.now();
+    pruneChatWaits(bus.store, { topicId: threadId, now });
+    return chatWaits(bus.store, { topicId: threadId, now });
+  });
+  return {
+    thread_id: threadId,
+    agents_waiting: rows.map((row) => ({
+      agent_id: row.agent_id,
+      entered_at: iso(row.entered_at),
+      timeout_ms: row.timeout_ms,
+    })),
+    count: rows.length,
+  };
+}
+
+// -------------------------------------------------------------- templates
+
+/** Built-ins and then custom templates. */
+export function templateList(bus: Bus): Template[] {
+  const custom = bus.store.read(() => listTemplates(bus.store, 1000));
+  return [...BUILTIN_TEMPLATES, ...custom.map(toTemplate)];
+}
+
+/**
+ * One template.
+ *
+ * @throws {BusError} `TEMPLATE_NOT_FOUND`
+ */
+export function requireTemplate(bus: Bus, id: string): Template {
+  const builtin = BUILTIN_TEMPLATES.find((t) => t.id === id);
+  if (builtin) return builtin;
+  const row = id.length <= MAX_TEMPLATE_ID_CHARS
+    ? bus.store.read(() => getTemplate(bus.store, id))
+    : undefined;
+  if (!row) {
+    throw new BusError("TEMPLATE_NOT_FOUND", `Template '${id}' not found`, {
+      context: { template_id: id },
+    });
+  }
+  return toTemplate(row);
+}
+
+/**
+ * `template_create`: a custom template (a custom id is replaced; a built-in one refused).
+ *
+ * @throws {BusError} `INVALID_ARGUMENT`
+ */
+export async function templateCreate(bus: Bus, args: {
+  id: string;
+  name: string;
+  description?: string | undefined;
+  system_prompt?: string | undefined;
+  default_metadata?: Record<string, unknown> | undefined;
+}): Promise<Template> {
+  const id = cleanName(args.id, "id", MAX_TEMPLATE_ID_CHARS);
+  if (BUILTIN_TEMPLATES.some((t) => t.id === id)) {
+    throw invalidArgument(`Template '${id}' is built in and cannot be replaced`);
+  }
+  const row: TemplateRow = {
+    id,
+    name: cleanName(args.name, "name", MAX_TEMPLATE_ID_CHARS),
+    description: cleanOptionalText(args.description, "description", MAX_PROMPT_CHARS),
+    system_prompt: cleanOptionalText(args.system_prompt, "system_prompt", MAX_PROMPT_CHARS),
+    default_metadata_json: metadataJson(
+      args.default_metadata,
+      "default_metadata",
+      bus.config.maxMetadataChars,
+    ),
+    created_at: bus.now(),
+  };
+  await write(bus, () => putTemplate(bus.store, row));
+  return toTemplate(row);
+}
+
+function toTemplate(row: TemplateRow): Template {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    system_prompt: row.system_prompt,
+    default_metadata: parseMetadata(row.default_metadata_json),
+    is_builtin: false,
+    created_at: iso(row.created_at),
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Reply tokens: the single-use, thread-scoped half of the sync context
+ * (research 2.9). Only their hashes are stored; the session that received
+ * a token remembers it, so a `msg_wait` that times out can hand the same
+ * token back instead of minting another.
+ *
+ * Call these inside a write transaction.
+ *
+ * @module
+ */
+
+import {
+  getReplyToken,
+  insertReplyToken,
+  invalidateReplyTokens,
+  latestIssuedToken,
+  type ReplyTokenRow,
+} from "../../store/chat.ts";
+import { latestSeq } from "../../store/messages.ts";
+import type { Session } from "../session.ts";
+import type { Bus } from "../mod.ts";
+import { hashSecret, newReplyToken, REPLY_WINDOW, type SyncContext } from "./wire.ts";
+
+/** Tokens one session remembers in plain text (for reuse after a timeout). */
+const MAX_REMEMBERED_TOKENS = 256;
+
+/** Where a token came from (AgentChatBus's `source`). */
+export type TokenSource = "thread_create" | "bus_connect" | "msg_wait" | "msg_post_chain";
+
+/** Issue a new token for `agentId` (null: unbound) at the thread's latest seq. */
+export function issueSyncContext(
+  bus: Bus,
+  session: Session,
+  { topicId, agentId, source }: { topicId: string; agentId: string | null; source: TokenSource },
+): SyncContext {
+  const token = newReplyToken();
+  const tokenHash = hashSecret(token);
+  insertReplyToken(bus.store, {
+    token_hash: tokenHash,
+    topic_id: topicId,
+    agent_id: agentId,
+    source,
+    issued_at: bus.now(),
+  });
+  session.replyTokens.set(tokenHash, token);
+  // Only the newest tokens can be reused; forget the oldest beyond a bound.
+  if (session.replyTokens.size > MAX_REMEMBERED_TOKENS) {
+    session.replyTokens.delete(session.replyTokens.keys().next().value!);
+  }
+  return syncContext(bus, topicId, token);
+}
+
+/**
+ * The agent's newest unused token if this session holds it (all its older
+ * ones are retired), else a fresh one: repeated timeouts reuse one token.
+ */
+export function reuseOrIssue(
+  bus: Bus,
+  session: Session,
+  { topicId, agentId }: { topicId: string; agentId: string },
+): SyncContext {
+  const latest = latestIssuedToken(bus.store, { topicId, agentId });
+  const token = latest && session.replyTokens.get(latest.token_hash);
+  if (latest && token) {
+    invalidateReplyTokens(bus.store, {
+      topicId,
+      agentId,
+      exceptHash: latest.token_hash,
+      now: bus.now(),
+    });
+    return syncContext(bus, topicId, token);
+  }
+  invalidateReplyTokens(bus.store, { topicId, agentId, now: bus.now() });
+  return issueSyncContext(bus, session, { topicId, agentId, source: "msg_wait" });
+}
+
+/** The stored record of a presented token. */
+export function findReplyToken(bus: Bus, token: string): ReplyTokenRow | undefined {
+  return token.length > 256 ? undefined : getReplyToken(bus.store, hashSecret(token));
+}
+
+function syncContext(bus: Bus, topicId: string, token: string): SyncContext {
+  return {
+    current_seq: latestSeq(bus.store, topicId),
+    reply_token: token,
+    reply_window: REPLY_WINDOW,
+  };
+}

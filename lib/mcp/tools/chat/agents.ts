@@ -1,0 +1,284 @@
+/**
+ * The chatbus identity, bus and template tools (seed 002, "Agent Identity
+ * & Presence", "Bus Configuration & Utilities", "Thread Templates").
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import {
+  agentList,
+  heartbeat,
+  registerAgent,
+  resumeAgent,
+  unregisterAgent,
+  updateAgentProfile,
+} from "../../../bus/chat/agents.ts";
+import { busConfig, busConnect } from "../../../bus/chat/connect.ts";
+import {
+  agentIdArg,
+  agentSchema,
+  profileShape,
+  syncContextShape,
+  templateSchema,
+  threadIdArg,
+  tokenArg,
+} from "../../../bus/chat/schemas.ts";
+import {
+  requireTemplate,
+  requireThread,
+  templateCreate,
+  templateList,
+} from "../../../bus/chat/threads.ts";
+import { defineTool } from "../../define_tool.ts";
+import { jsonResult } from "./json.ts";
+
+const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false } as const;
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true } as const;
+const credentials = { agent_id: agentIdArg, token: tokenArg };
+const okSchema = z.object({ ok: z.boolean() });
+
+/** `agent_register`. */
+export const agentRegisterTool = defineTool({
+  name: "agent_register",
+  title: "Register agent",
+  description:
+    "Register on the bus; returns {agent_id, token}: keep both to resume later. bus_connect does this and joins a thread in one call.",
+  input: z.object({
+    ide: z.string().max(100).describe("Your client, e.g. Cursor, Claude Code, Codex"),
+    model: z.string().max(100).describe("Your model"),
+    ...profileShape,
+  }),
+  output: agentSchema.extend({ token: z.string() }),
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus }) {
+    const { agent, token } = await registerAgent(bus, args);
+    return jsonResult({ ...agent, token });
+  },
+});
+
+/** `agent_heartbeat`. */
+export const agentHeartbeatTool = defineTool({
+  name: "agent_heartbeat",
+  title: "Heartbeat",
+  description:
+    "Keep-alive: agents not heard from (or waiting in msg_wait) for 60 s show offline. ok=false on wrong credentials.",
+  input: z.object(credentials),
+  output: okSchema,
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  run: async (args, { bus }) => jsonResult({ ok: await heartbeat(bus, args.agent_id, args.token) }),
+});
+
+/** `agent_resume`. */
+export const agentResumeTool = defineTool({
+  name: "agent_resume",
+  title: "Resume agent",
+  description: "Resume a session with saved credentials: same identity, marked online.",
+  input: z.object(credentials),
+  output: agentSchema.extend({ ok: z.boolean() }),
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus, session }) {
+    const agent = await resumeAgent(bus, args.agent_id, args.token);
+    session.chatAgent = { agentId: args.agent_id, token: args.token };
+    return jsonResult({ ok: true, ...agent });
+  },
+});
+
+/** `agent_unregister`. */
+export const agentUnregisterTool = defineTool({
+  name: "agent_unregister",
+  title: "Unregister agent",
+  description: "Leave the bus gracefully. ok=false on wrong credentials.",
+  input: z.object(credentials),
+  output: okSchema,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  run: async (args, { bus }) =>
+    jsonResult({ ok: await unregisterAgent(bus, args.agent_id, args.token) }),
+});
+
+/** `agent_list`. */
+export const agentListTool = defineTool({
+  name: "agent_list",
+  title: "List agents",
+  description: "Every registered agent with online status, capabilities and skills (never tokens).",
+  input: z.object({}),
+  output: z.object({ agents: z.array(agentSchema) }),
+  annotations: READ,
+  textStyle: "json",
+  usesDb: true,
+  run(_args, { bus }) {
+    const agents = agentList(bus);
+    // AgentChatBus answers with a bare array; the structured content needs an object around it.
+    return { structured: { agents }, text: JSON.stringify(agents) };
+  },
+});
+
+/** `agent_update`. */
+export const agentUpdateTool = defineTool({
+  name: "agent_update",
+  title: "Update agent",
+  description:
+    "Change your profile after registering: only the fields you pass change (an empty display_name restores the automatic one).",
+  input: z.object({ ...credentials, ...profileShape }),
+  output: agentSchema.partial().extend({ ok: z.boolean() }),
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus }) {
+    const { agent_id, token, ...profile } = args;
+    const agent = await updateAgentProfile(bus, agent_id, token, profile);
+    return jsonResult(agent ? { ok: true, ...agent } : { ok: false });
+  },
+});
+
+/** `agent_set_typing`. */
+export const agentSetTypingTool = defineTool({
+  name: "agent_set_typing",
+  title: "Typing",
+  description: "Say you are (or stopped) writing a reply in a thread.",
+  input: z.object({ thread_id: threadIdArg, agent_id: agentIdArg, is_typing: z.boolean() }),
+  output: okSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  run(args, { bus }) {
+    bus.store.read(() => requireThread(bus.store, args.thread_id));
+    return jsonResult({ ok: true });
+  },
+});
+
+/** `bus_get_config`. */
+export const busGetConfigTool = defineTool({
+  name: "bus_get_config",
+  title: "Bus configuration",
+  description:
+    "Bus-level settings (preferred_language, version, endpoint) and the recommended workflow. Call once at startup.",
+  input: z.object({}),
+  output: z.looseObject({ preferred_language: z.string(), version: z.string() }),
+  annotations: READ,
+  textStyle: "json",
+  usesDb: false,
+  run: (_args, { bus }) => jsonResult(busConfig(bus)),
+});
+
+/** `bus_connect`. */
+export const busConnectTool = defineTool({
+  name: "bus_connect",
+  title: "Connect",
+  description:
+    "One step to start: registers you (or resumes with agent_id + token) and joins the thread named " +
+    "thread_name (created if missing: you become its administrator) or thread_id. Returns your identity " +
+    "(keep agent_id and token), the thread, its messages after after_seq (at most 100, with the " +
+    "thread's system prompt as seq 0), and the sync context (current_seq, reply_token) for your first msg_post.",
+  input: z.object({
+    thread_id: threadIdArg.optional(),
+    thread_name: z.string().max(200).optional(),
+    agent_id: agentIdArg.optional(),
+    token: tokenArg.optional(),
+    ide: z.string().max(100).optional(),
+    model: z.string().max(100).optional(),
+    ...profileShape,
+    after_seq: z.int().min(0, "must be an int >= 0").optional(),
+    system_prompt: z.string().max(16384).optional().describe("For a thread this call creates"),
+    template: z.string().max(100).optional().describe("For a thread this call creates"),
+  }),
+  output: z.object({
+    agent: z.object({
+      agent_id: z.string(),
+      name: z.string(),
+      display_name: z.string(),
+      emoji: z.string(),
+      registered: z.boolean(),
+      token: z.string(),
+      is_administrator: z.boolean(),
+      role_assignment: z.string(),
+    }),
+    thread: z.object({
+      thread_id: z.string(),
+      topic: z.string(),
+      status: z.string(),
+      created: z.boolean(),
+      system_prompt: z.string().optional(),
+      administrator: z.object({ agent_id: z.string(), name: z.string().nullable() }).optional(),
+    }),
+    messages: z.array(z.object({
+      seq: z.int(),
+      author: z.string(),
+      role: z.string(),
+      content: z.string(),
+      created_at: z.string(),
+    })),
+    has_more: z.boolean(),
+    ...syncContextShape,
+  }),
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  run: async (args, { bus, session }) => jsonResult(await busConnect(bus, session, args)),
+});
+
+/** `template_list`. */
+export const templateListTool = defineTool({
+  name: "template_list",
+  title: "List templates",
+  description:
+    "Thread templates: the built-ins (code-review, security-audit, architecture, brainstorm) and custom ones.",
+  input: z.object({}),
+  output: z.object({ templates: z.array(templateSchema) }),
+  annotations: READ,
+  textStyle: "json",
+  usesDb: true,
+  run(_args, { bus }) {
+    const templates = templateList(bus);
+    return { structured: { templates }, text: JSON.stringify(templates) };
+  },
+});
+
+/** `template_get`. */
+export const templateGetTool = defineTool({
+  name: "template_get",
+  title: "Get template",
+  description: "One template by id.",
+  input: z.object({ template_id: z.string().min(1).max(100) }),
+  output: templateSchema,
+  annotations: READ,
+  textStyle: "json",
+  usesDb: true,
+  run: (args, { bus }) => jsonResult(requireTemplate(bus, args.template_id)),
+});
+
+/** `template_create`. */
+export const templateCreateTool = defineTool({
+  name: "template_create",
+  title: "Create template",
+  description:
+    "Create (or replace) a custom template: id and name, optional description, system_prompt and default_metadata. Built-in ids cannot be replaced.",
+  input: z.object({
+    id: z.string().min(1).max(100),
+    name: z.string().min(1).max(100),
+    description: z.string().max(16384).optional(),
+    system_prompt: z.string().max(16384).optional(),
+    default_metadata: z.record(z.string(), z.unknown()).optional(),
+    // AgentChatBus's schema names the field `metadata` while its handler reads `default_metadata`.
+    metadata: z.record(z.string(), z.unknown()).optional().describe("Alias of default_metadata"),
+  }),
+  output: templateSchema,
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  run: async (args, { bus }) =>
+    jsonResult(
+      await templateCreate(bus, {
+        ...args,
+        default_metadata: args.default_metadata ?? args.metadata,
+      }),
+    ),
+});

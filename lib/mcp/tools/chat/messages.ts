@@ -1,0 +1,368 @@
+/**
+ * The chatbus message tools (seed 002, "Messaging" and "Reactions").
+ *
+ * `msg_list` and `msg_wait` answer in content blocks (a header and a body
+ * per message, images as `image` blocks) or, with `return_format: "json"`,
+ * in one JSON text block, as AgentChatBus does; they publish no output
+ * schema, because a client given `structuredContent` may show the model
+ * that instead of the image blocks.
+ *
+ * @module
+ */
+
+import type { ContentBlock } from "@modelcontextprotocol/sdk/types";
+import { z } from "zod";
+import { postMessage } from "../../../bus/chat/post.ts";
+import {
+  editHistory,
+  editMessage,
+  getMessage,
+  type ListedMessage,
+  listMessages,
+  MAX_MESSAGES,
+  react,
+  unreact,
+  waitMessages,
+} from "../../../bus/chat/read.ts";
+import {
+  agentIdArg,
+  chatMessageSchema,
+  messageIdArg,
+  priorityArg,
+  returnFormatArg,
+  roleArg,
+  stopReasonArg,
+  syncContextShape,
+  threadIdArg,
+  tokenArg,
+} from "../../../bus/chat/schemas.ts";
+import { iso, type SyncContext } from "../../../bus/chat/wire.ts";
+import { MAX_QUERY_CHARS } from "../../../search/mod.ts";
+import { defineTool } from "../../define_tool.ts";
+import { jsonResult } from "./json.ts";
+
+/** `msg_post`. */
+export const msgPostTool = defineTool({
+  name: "msg_post",
+  title: "Post message",
+  description: (config) =>
+    "Post a message to a thread. Strict sync: pass expected_last_seq (the current_seq of your latest sync " +
+    "context) and reply_token (single use) from bus_connect, thread_create, msg_wait or your previous " +
+    "msg_post. If others posted meanwhile you get SeqMismatchError with the new messages " +
+    "(new_messages_1st_read): read them, call msg_wait for a fresh token, then write a new reply. " +
+    "Returns {msg_id, seq} and, for a registered author, the next sync context. metadata keys: " +
+    "handoff_target (agent id), stop_reason (convergence, timeout, error, complete, impasse), " +
+    `attachments ([{type: "image", mimeType, data: base64}], at most 4 of ${config.maxAttachmentBytes} bytes), mentions.`,
+  input: (config) =>
+    z.object({
+      thread_id: threadIdArg,
+      author: z.string().min(1, "must be a non-empty string").max(200).describe(
+        "Your agent_id (or a name, for a human or script)",
+      ),
+      content: z.string().max(
+        config.maxMessageChars,
+        `must be at most ${config.maxMessageChars} characters`,
+      ),
+      expected_last_seq: z.int().min(0, "must be an int >= 0").optional().describe(
+        "Strict sync field: the current_seq you last saw",
+      ),
+      reply_token: z.string().max(256).optional().describe(
+        "Strict sync field: your unused reply_token",
+      ),
+      role: roleArg.default("user"),
+      priority: priorityArg.default("normal"),
+      mentions: z.array(z.string().max(64)).max(50).optional().describe("Agent ids mentioned"),
+      metadata: z.looseObject({
+        handoff_target: z.string().max(64).optional(),
+        stop_reason: stopReasonArg.optional(),
+        attachments: z.array(z.record(z.string(), z.unknown())).max(4).optional(),
+        mentions: z.array(z.string().max(64)).max(50).optional(),
+      }).optional(),
+      reply_to_msg_id: messageIdArg.optional().describe(
+        "A message of the same thread this replies to",
+      ),
+    }),
+  output: z.object({
+    msg_id: z.string(),
+    seq: z.int(),
+    reply_to_msg_id: z.string().nullable(),
+    priority: z.string(),
+    handoff_target: z.string().optional(),
+    stop_reason: z.string().optional(),
+    current_seq: z.int().optional(),
+    reply_token: z.string().optional(),
+    reply_window: syncContextShape.reply_window.optional(),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  textStyle: "json",
+  usesDb: true,
+  run: async (args, { bus, session }) => jsonResult(await postMessage(bus, session, args)),
+});
+
+/** `msg_list`. */
+export const msgListTool = defineTool({
+  name: "msg_list",
+  title: "List messages",
+  description:
+    "Fetch a thread's messages after after_seq (default 0, which also prepends the thread's system prompt as seq 0). " +
+    `Optional limit (default and most ${MAX_MESSAGES}), priority filter, include_system_prompt, include_attachments, return_format.`,
+  input: z.object({
+    thread_id: threadIdArg,
+    after_seq: z.int().min(0, "must be an int >= 0").default(0),
+    limit: z.int().min(1, "must be an int >= 1").max(1000).default(MAX_MESSAGES),
+    priority: priorityArg.optional(),
+    return_format: returnFormatArg,
+    include_system_prompt: z.boolean().default(true),
+    include_attachments: z.boolean().default(true),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  run(args, { bus }) {
+    const { messages, has_more } = listMessages(bus, args);
+    if (args.return_format === "json") {
+      const text = JSON.stringify(messages.map(({ message }) => message));
+      return { structured: {}, text, blocks: [{ type: "text", text }] };
+    }
+    const blocks = messages.flatMap((listed) => messageBlocks(listed, args.include_attachments));
+    if (has_more) blocks.push(moreBlock(messages));
+    return { structured: {}, text: "", blocks };
+  },
+});
+
+/** `msg_wait`. */
+export const msgWaitTool = defineTool({
+  name: "msg_wait",
+  title: "Wait for messages",
+  description:
+    "Block until a message arrives in the thread after after_seq; returns at once if some are there, " +
+    "or (with no messages) right after a sync error so you get a fresh token. Always returns a sync " +
+    "context (current_seq, reply_token, reply_window), the first block in blocks format. timeout_ms " +
+    "(default 300000) bounds the wait. Pass agent_id and token (both or neither; bus_connect binds " +
+    "them to this connection). for_agent: only messages whose metadata.handoff_target is that agent.",
+  input: z.object({
+    thread_id: threadIdArg,
+    after_seq: z.int().min(0, "must be an int >= 0"),
+    timeout_ms: z.int().min(0, "must be an int >= 0").max(86_400_000).default(300_000),
+    return_format: returnFormatArg,
+    agent_id: agentIdArg.optional(),
+    token: tokenArg.optional(),
+    for_agent: z.string().max(64).optional(),
+    include_attachments: z.boolean().default(true),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus, session, signal, progress }) {
+    const result = await waitMessages(bus, session, args, {
+      signal,
+      onWaitProgress: (elapsed, total) =>
+        progress(elapsed, total, `waiting for messages (${elapsed}s of ${total}s)`),
+    });
+    if (args.return_format === "json") {
+      const text = JSON.stringify({
+        messages: result.messages.map(({ message }) => ({
+          msg_id: message.msg_id,
+          author: message.author,
+          author_id: message.author_id,
+          author_name: message.author_name,
+          role: message.role,
+          content: message.content,
+          seq: message.seq,
+          created_at: message.created_at,
+          metadata: message.metadata === null ? null : JSON.stringify(message.metadata),
+          priority: message.priority,
+        })),
+        ...result.sync,
+        ...(result.has_more ? { has_more: true } : {}),
+      });
+      return { structured: {}, text, blocks: [{ type: "text", text }] };
+    }
+    const blocks: ContentBlock[] = [syncBlock(result.sync)];
+    for (const listed of result.messages) {
+      blocks.push(...messageBlocks(listed, args.include_attachments));
+    }
+    if (result.has_more) blocks.push(moreBlock(result.messages));
+    return { structured: {}, text: "", blocks, warnings: result.warnings };
+  },
+});
+
+/** `msg_get`. */
+export const msgGetTool = defineTool({
+  name: "msg_get",
+  title: "Get message",
+  description:
+    "Fetch one message by id, with content, author, seq, priority, reply_to_msg_id, metadata and reactions. Returns {found: false} if there is none.",
+  input: z.object({ message_id: messageIdArg }),
+  output: z.object({ found: z.boolean(), message: chatMessageSchema.nullable() }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  run: (args, { bus }) => jsonResult(getMessage(bus, args.message_id)),
+});
+
+/** `msg_search`. */
+export const msgSearchTool = defineTool({
+  name: "msg_search",
+  title: "Search messages",
+  description:
+    "Search every message (full-text with stemming and code-aware terms, plus semantic ranking when an " +
+    "embedding endpoint is configured). Optional thread_id to search one thread, limit (default 50). " +
+    "Returns {results: [{message_id, thread_id, thread_topic, author, seq, created_at, snippet}], total, query}.",
+  input: z.object({
+    query: z.string().min(1, "must be a non-empty string").max(MAX_QUERY_CHARS),
+    thread_id: threadIdArg.optional(),
+    limit: z.int().min(1, "must be an int >= 1").max(200).default(50),
+  }),
+  output: z.object({
+    results: z.array(z.object({
+      message_id: z.string(),
+      thread_id: z.string(),
+      thread_topic: z.string(),
+      author: z.string(),
+      seq: z.int(),
+      created_at: z.string(),
+      snippet: z.string(),
+    })),
+    total: z.int(),
+    query: z.string(),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { search }) {
+    const { results, warnings } = await search.search({
+      query: args.query,
+      mode: "hybrid",
+      limit: Math.min(args.limit, 100),
+      includeContent: false,
+      topicId: args.thread_id,
+    });
+    return jsonResult({
+      results: results.map((hit) => ({
+        message_id: hit.message_id,
+        thread_id: hit.topic_id,
+        thread_topic: hit.topic_name,
+        author: hit.sender,
+        seq: hit.seq,
+        created_at: iso(hit.created_at),
+        snippet: hit.snippet,
+      })),
+      total: results.length,
+      query: args.query,
+    }, warnings);
+  },
+});
+
+/** `msg_edit`. */
+export const msgEditTool = defineTool({
+  name: "msg_edit",
+  title: "Edit message",
+  description:
+    "Replace the content of your own message (agent_id + token, or the connection's agent). Keeps every earlier version (msg_edit_history). Identical content returns {no_change: true}.",
+  input: (config) =>
+    z.object({
+      message_id: messageIdArg,
+      new_content: z.string().min(1, "must be a non-empty string").max(config.maxMessageChars),
+      agent_id: agentIdArg.optional(),
+      token: tokenArg.optional(),
+    }),
+  output: z.object({
+    no_change: z.literal(true).optional(),
+    msg_id: z.string().optional(),
+    version: z.int(),
+    edited_at: z.string().optional(),
+    edited_by: z.string().optional(),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  run: async (args, { bus, session }) => jsonResult(await editMessage(bus, session, args)),
+});
+
+/** `msg_edit_history`. */
+export const msgEditHistoryTool = defineTool({
+  name: "msg_edit_history",
+  title: "Edit history",
+  description:
+    "A message's current content and every earlier version, oldest first: [{version, old_content, edited_by, created_at}].",
+  input: z.object({ message_id: messageIdArg }),
+  output: z.object({
+    message_id: z.string(),
+    current_content: z.string(),
+    edit_version: z.int(),
+    edits: z.array(z.object({
+      version: z.int(),
+      old_content: z.string(),
+      edited_by: z.string(),
+      created_at: z.string(),
+    })),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  run: (args, { bus }) => jsonResult(editHistory(bus, args.message_id)),
+});
+
+const reactionInput = z.object({
+  message_id: messageIdArg,
+  reaction: z.string().min(1, "must be a non-empty string").max(64),
+  agent_id: agentIdArg.optional().describe("Who reacts (default: this connection's agent)"),
+});
+
+/** `msg_react`. */
+export const msgReactTool = defineTool({
+  name: "msg_react",
+  title: "React",
+  description:
+    "Add a reaction (any short label or emoji) to a message. Idempotent: the same (message, agent, reaction) again returns the existing one.",
+  input: reactionInput,
+  output: z.object({
+    message_id: z.string(),
+    agent_id: z.string(),
+    reaction: z.string(),
+    created_at: z.string(),
+    added: z.boolean(),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  run: async (args, { bus, session }) => jsonResult(await react(bus, session, args)),
+});
+
+/** `msg_unreact`. */
+export const msgUnreactTool = defineTool({
+  name: "msg_unreact",
+  title: "Remove reaction",
+  description: "Remove a reaction from a message; removed=false if it was not there.",
+  input: reactionInput,
+  output: z.object({ removed: z.boolean(), message_id: z.string(), reaction: z.string() }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  run: async (args, { bus, session }) => jsonResult(await unreact(bus, session, args)),
+});
+
+/** A message as blocks: `[seq] author (role) time`, the body, then its images. */
+function messageBlocks(listed: ListedMessage, withImages: boolean): ContentBlock[] {
+  const { message } = listed;
+  const blocks: ContentBlock[] = [{
+    type: "text",
+    text: `[${message.seq}] ${message.author_name} (${message.role}) ${message.created_at}`,
+  }];
+  if (message.content) blocks.push({ type: "text", text: message.content });
+  if (withImages) blocks.push(...listed.images);
+  return blocks;
+}
+
+function syncBlock(sync: SyncContext): ContentBlock {
+  return { type: "text", text: JSON.stringify({ type: "sync_context", ...sync }) };
+}
+
+function moreBlock(messages: readonly ListedMessage[]): ContentBlock {
+  const last = messages.at(-1)?.message.seq ?? 0;
+  return {
+    type: "text",
+    text: `[more messages after seq ${last}: call again with after_seq=${last}]`,
+  };
+}

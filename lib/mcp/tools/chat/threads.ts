@@ -1,0 +1,250 @@
+/**
+ * The chatbus thread tools (seed 002, "Thread Management").
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import {
+  agentIdArg,
+  syncContextShape,
+  threadArchiveInput,
+  threadCloseInput,
+  threadIdArg,
+  threadSchema,
+  threadSetStateInput,
+  threadStatusArg,
+  tokenArg,
+} from "../../../bus/chat/schemas.ts";
+import {
+  closeMeeting,
+  createThread,
+  MAX_THREAD_LIST,
+  threadClose,
+  threadDelete,
+  threadGet,
+  threadList,
+  threadSetState,
+  threadWaitStates,
+} from "../../../bus/chat/threads.ts";
+import { defineTool } from "../../define_tool.ts";
+import { jsonResult } from "./json.ts";
+
+const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false } as const;
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true } as const;
+
+/** `thread_create`. */
+export const threadCreateTool = defineTool({
+  name: "thread_create",
+  title: "Create thread",
+  description:
+    "Create a new conversation thread. Authentication is mandatory: pass agent_id and token (from " +
+    "bus_connect or agent_register). The creator becomes the thread administrator. Optional template " +
+    "(code-review, security-audit, architecture, brainstorm, or a custom one) supplies system_prompt and " +
+    "metadata defaults; your values override them. Returns thread_id plus the sync context " +
+    "(current_seq, reply_token, reply_window) for your first msg_post.",
+  input: z.object({
+    topic: z.string().min(1, "must be a non-empty string").max(
+      200,
+      "must be at most 200 characters",
+    )
+      .describe("Short description of the thread's purpose"),
+    agent_id: agentIdArg.describe("Creator agent id"),
+    token: tokenArg.describe("Creator token"),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    system_prompt: z.string().max(16384).optional().describe("Collaboration rules for this thread"),
+    template: z.string().max(100).optional().describe("Template id to apply defaults from"),
+  }),
+  output: z.object({
+    thread_id: z.string(),
+    topic: z.string(),
+    status: z.string(),
+    system_prompt: z.string().nullable(),
+    template_id: z.string().nullable(),
+    ...syncContextShape,
+  }),
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus, session }) {
+    const { thread, sync } = await createThread(bus, session, {
+      topic: args.topic,
+      agentId: args.agent_id,
+      token: args.token,
+      metadata: args.metadata,
+      system_prompt: args.system_prompt,
+      template: args.template,
+    });
+    return jsonResult({
+      thread_id: thread.thread_id,
+      topic: thread.topic,
+      status: thread.status,
+      system_prompt: thread.system_prompt,
+      template_id: thread.template_id,
+      ...sync,
+    });
+  },
+});
+
+/** `thread_list`. */
+export const threadListTool = defineTool({
+  name: "thread_list",
+  title: "List threads",
+  description:
+    "List threads, newest first, optionally filtered by status. Archived threads are left out unless " +
+    "status='archived' or include_archived=true. Pages with limit and before (pass next_cursor). " +
+    "Returns {threads, total, has_more, next_cursor}.",
+  input: z.object({
+    status: threadStatusArg.optional(),
+    include_archived: z.boolean().default(false),
+    limit: z.int().min(0, "must be an int >= 0").default(0).describe(
+      `Most threads to return; 0 = all, up to the hard cap of ${MAX_THREAD_LIST}`,
+    ),
+    before: z.string().max(64).optional().describe(
+      "Cursor: an ISO date; threads created strictly before it",
+    ),
+  }),
+  output: z.object({
+    threads: z.array(threadSchema),
+    total: z.int(),
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable(),
+  }),
+  annotations: READ,
+  textStyle: "json",
+  usesDb: true,
+  run: (args, { bus }) => jsonResult(threadList(bus, args)),
+});
+
+/** `thread_get`. */
+export const threadGetTool = defineTool({
+  name: "thread_get",
+  title: "Get thread",
+  description: "Get the details of one thread.",
+  input: z.object({ thread_id: threadIdArg }),
+  output: threadSchema,
+  annotations: READ,
+  textStyle: "json",
+  usesDb: true,
+  run: (args, { bus }) => jsonResult(threadGet(bus, args.thread_id)),
+});
+
+/** `thread_delete`. */
+export const threadDeleteTool = defineTool({
+  name: "thread_delete",
+  title: "Delete thread",
+  description:
+    "Permanently delete a thread and ALL its messages. IRREVERSIBLE. Prefer thread_archive. Requires confirm=true.",
+  input: z.object({
+    thread_id: threadIdArg,
+    confirm: z.boolean().describe("Must be true to proceed"),
+  }),
+  output: z.object({ ok: z.boolean(), deleted: z.string() }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus }) {
+    await threadDelete(bus, args.thread_id, args.confirm);
+    return jsonResult({ ok: true, deleted: args.thread_id });
+  },
+});
+
+const stateResult = z.object({ ok: z.boolean(), thread_id: z.string(), status: z.string() });
+
+/** `thread_set_state`. */
+export const threadSetStateTool = defineTool({
+  name: "thread_set_state",
+  title: "Set thread state",
+  description:
+    "Move a thread to a state: discuss, implement, review, done or archived. Any state may follow any other; a closed thread reopens.",
+  input: threadSetStateInput,
+  output: stateResult,
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus }) {
+    const thread = await threadSetState(bus, args.thread_id, args.state);
+    return jsonResult({ ok: true, thread_id: thread.thread_id, status: thread.status });
+  },
+});
+
+/** `thread_close`. */
+export const threadCloseTool = defineTool({
+  name: "thread_close",
+  title: "Close thread",
+  description:
+    "Close a thread with an optional summary; sets closed_at. Closed threads keep their messages but accept no new ones.",
+  input: threadCloseInput,
+  output: stateResult,
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus }) {
+    const thread = await threadClose(bus, args.thread_id, args.summary);
+    return jsonResult({ ok: true, thread_id: thread.thread_id, status: thread.status });
+  },
+});
+
+/** `close_meeting`. */
+export const closeMeetingTool = defineTool({
+  name: "close_meeting",
+  title: "Close meeting",
+  description:
+    "Close a thread as its administrator (agent_id and token required): the same close as thread_close, refused (FORBIDDEN) for anyone but the thread's admin.",
+  input: z.object({
+    thread_id: threadIdArg,
+    agent_id: agentIdArg,
+    token: tokenArg,
+    summary: z.string().max(16384).optional(),
+  }),
+  output: stateResult,
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus }) {
+    const thread = await closeMeeting(bus, {
+      threadId: args.thread_id,
+      agentId: args.agent_id,
+      token: args.token,
+      summary: args.summary,
+    });
+    return jsonResult({ ok: true, thread_id: thread.thread_id, status: thread.status });
+  },
+});
+
+/** `thread_archive`. */
+export const threadArchiveTool = defineTool({
+  name: "thread_archive",
+  title: "Archive thread",
+  description:
+    "Archive a thread: hidden from thread_list by default, still readable with thread_get or thread_list(status='archived').",
+  input: threadArchiveInput,
+  output: stateResult,
+  annotations: WRITE,
+  textStyle: "json",
+  usesDb: true,
+  async run(args, { bus }) {
+    const thread = await threadSetState(bus, args.thread_id, "archived");
+    return jsonResult({ ok: true, thread_id: thread.thread_id, status: thread.status });
+  },
+});
+
+/** `thread_wait_state_get`. */
+export const threadWaitStateGetTool = defineTool({
+  name: "thread_wait_state_get",
+  title: "Who is waiting",
+  description:
+    "Which agents are blocked in msg_wait on a thread now: agents_waiting [{agent_id, entered_at, timeout_ms}] and count. Expired waits are pruned first.",
+  input: z.object({ thread_id: threadIdArg }),
+  output: z.object({
+    thread_id: z.string(),
+    agents_waiting: z.array(
+      z.object({ agent_id: z.string(), entered_at: z.string(), timeout_ms: z.int() }),
+    ),
+    count: z.int(),
+  }),
+  annotations: READ,
+  textStyle: "json",
+  usesDb: true,
+  run: async (args, { bus }) => jsonResult(await threadWaitStates(bus, args.thread_id)),
+});

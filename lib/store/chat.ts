@@ -1,0 +1,676 @@
+/**
+ * SQL for the AgentChatBus dialect (seed 002): what it adds to a topic (its
+ * thread state), its registered agents, single-use reply tokens, refresh
+ * requests, wait states, and per-message extras (role, priority, edits,
+ * reactions, attachments). Messages themselves are the bus's `messages`
+ * rows, so every dialect reads one stream.
+ *
+ * Secrets (agent tokens, reply tokens) are stored only as SHA-256 hashes.
+ *
+ * @module
+ */
+
+import type { Store } from "./mod.ts";
+import type { MessageRow } from "./messages.ts";
+
+// ---------------------------------------------------------------- threads
+
+/** A row of `bus_threads`: what a thread adds to its topic. */
+export interface ThreadRow {
+  topic_id: string;
+  state: string;
+  summary: string | null;
+  system_prompt: string | null;
+  template_id: string | null;
+  creator_admin_id: string | null;
+  creator_admin_name: string | null;
+  updated_at: number;
+}
+
+/** A topic seen as a thread: the topic row joined with its thread row, if any. */
+export interface ThreadView {
+  topic_id: string;
+  name: string;
+  created_at: number;
+  topic_status: "open" | "closed";
+  closed_at: number | null;
+  metadata_json: string | null;
+  /** `closed` when the topic is closed, else the thread's state. */
+  status: string;
+  state: string | null;
+  summary: string | null;
+  system_prompt: string | null;
+  template_id: string | null;
+  creator_admin_id: string | null;
+  creator_admin_name: string | null;
+  updated_at: number | null;
+}
+
+/** The status a thread shows: `closed` when its topic is, else its state (`discuss` by default). */
+const THREAD_STATUS =
+  `CASE WHEN t.status = 'closed' THEN 'closed' ELSE COALESCE(b.state, 'discuss') END`;
+
+const THREAD_SELECT = `SELECT t.topic_id, t.name, t.created_at, t.status AS topic_status,
+  t.closed_at, t.metadata_json, b.state, b.summary, b.system_prompt, b.template_id,
+  b.creator_admin_id, b.creator_admin_name, b.updated_at, ${THREAD_STATUS} AS status
+  FROM topics t LEFT JOIN bus_threads b ON b.topic_id = t.topic_id`;
+
+/** The thread of a topic. */
+export function getThread(store: Store, topicId: string): ThreadView | undefined {
+  return store.stmt(`${THREAD_SELECT} WHERE t.topic_id = ?`).get(topicId) as
+    | ThreadView
+    | undefined;
+}
+
+/** The thread to join by name: the newest open topic of that name, else the newest of any status. */
+export function threadByName(store: Store, name: string): ThreadView | undefined {
+  return store.stmt(
+    `${THREAD_SELECT} WHERE t.name = ?
+     ORDER BY t.status = 'open' DESC, t.created_at DESC, t.rowid DESC LIMIT 1`,
+  ).get(name) as ThreadView | undefined;
+}
+
+/** Query of {@linkcode listThreads}. */
+export interface ThreadListQuery {
+  /** Only this status; undefined for every status but `archived` (unless `includeArchived`). */
+  status: string | undefined;
+  includeArchived: boolean;
+  /** Only threads created strictly before this unix time. */
+  before: number | undefined;
+  limit: number;
+}
+
+/** Threads newest first. */
+export function listThreads(store: Store, query: ThreadListQuery): ThreadView[] {
+  const where: string[] = [];
+  const params: (string | number)[] = [];
+  if (query.status !== undefined) {
+    where.push(`${THREAD_STATUS} = ?`);
+    params.push(query.status);
+  } else if (!query.includeArchived) {
+    where.push(`${THREAD_STATUS} <> 'archived'`);
+  }
+  if (query.before !== undefined) {
+    where.push("t.created_at < ?");
+    params.push(query.before);
+  }
+  return store.stmt(
+    `${THREAD_SELECT} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+     ORDER BY t.created_at DESC, t.rowid DESC LIMIT ?`,
+  ).all(...params, query.limit) as unknown as ThreadView[];
+}
+
+/** How many threads {@linkcode listThreads} would find without a limit or cursor. */
+export function countThreads(
+  store: Store,
+  query: Pick<ThreadListQuery, "status" | "includeArchived">,
+): number {
+  const base =
+    "SELECT COUNT(*) AS n FROM topics t LEFT JOIN bus_threads b ON b.topic_id = t.topic_id";
+  const row = query.status !== undefined
+    ? store.stmt(`${base} WHERE ${THREAD_STATUS} = ?`).get(query.status)
+    : query.includeArchived
+    ? store.stmt(base).get()
+    : store.stmt(`${base} WHERE ${THREAD_STATUS} <> 'archived'`).get();
+  return (row as { n: number }).n;
+}
+
+/** Create or replace a topic's thread row. */
+export function putThread(store: Store, row: ThreadRow): void {
+  store.stmt(
+    `INSERT OR REPLACE INTO bus_threads (topic_id, state, summary, system_prompt, template_id,
+       creator_admin_id, creator_admin_name, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    row.topic_id,
+    row.state,
+    row.summary,
+    row.system_prompt,
+    row.template_id,
+    row.creator_admin_id,
+    row.creator_admin_name,
+    row.updated_at,
+  );
+}
+
+/** Set a thread's state (creating its row for a topic made by another dialect). */
+export function setThreadState(
+  store: Store,
+  { topicId, state, summary, now }: {
+    topicId: string;
+    state: string;
+    /** Replace the summary (undefined keeps it). */
+    summary?: string | null | undefined;
+    now: number;
+  },
+): void {
+  store.stmt(
+    `INSERT INTO bus_threads (topic_id, state, summary, updated_at) VALUES (?1, ?2, ?3, ?4)
+     ON CONFLICT (topic_id) DO UPDATE SET state = ?2, updated_at = ?4,
+       summary = CASE WHEN ?5 THEN ?3 ELSE summary END`,
+  ).run(topicId, state, summary ?? null, now, summary === undefined ? 0 : 1);
+}
+
+/** Reopen a closed topic (the chat dialect lets any state follow any other). */
+export function reopenTopic(store: Store, topicId: string): void {
+  store.stmt(
+    "UPDATE topics SET status = 'open', closed_at = NULL, close_reason = NULL WHERE topic_id = ?",
+  ).run(topicId);
+}
+
+/** Remove what the dialect keeps per thread (its messages' extras go with the messages). */
+export function deleteThreadRows(store: Store, topicId: string): void {
+  for (
+    const table of ["bus_threads", "bus_reply_tokens", "bus_refresh_requests", "bus_chat_waits"]
+  ) {
+    store.stmt(`DELETE FROM ${table} WHERE topic_id = ?`).run(topicId);
+  }
+}
+
+// ----------------------------------------------------------------- agents
+
+/** A row of `bus_agents`. */
+export interface AgentRow {
+  agent_id: string;
+  name: string;
+  display_name: string | null;
+  ide: string;
+  model: string;
+  description: string;
+  capabilities_json: string;
+  skills_json: string;
+  emoji: string;
+  token_hash: string;
+  registered_at: number;
+  last_heartbeat: number;
+  last_activity: string;
+  last_activity_time: number;
+}
+
+/** Insert a registered agent. */
+export function insertAgent(store: Store, row: AgentRow): void {
+  store.stmt(
+    `INSERT INTO bus_agents (agent_id, name, display_name, ide, model, description,
+       capabilities_json, skills_json, emoji, token_hash, registered_at, last_heartbeat,
+       last_activity, last_activity_time)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    row.agent_id,
+    row.name,
+    row.display_name,
+    row.ide,
+    row.model,
+    row.description,
+    row.capabilities_json,
+    row.skills_json,
+    row.emoji,
+    row.token_hash,
+    row.registered_at,
+    row.last_heartbeat,
+    row.last_activity,
+    row.last_activity_time,
+  );
+}
+
+/** The agent with this id. */
+export function getAgent(store: Store, agentId: string): AgentRow | undefined {
+  return store.stmt("SELECT * FROM bus_agents WHERE agent_id = ?").get(agentId) as
+    | AgentRow
+    | undefined;
+}
+
+/** True when an agent already uses this internal name. */
+export function agentNameTaken(store: Store, name: string): boolean {
+  return store.stmt("SELECT 1 FROM bus_agents WHERE name = ?").get(name) !== undefined;
+}
+
+/** Every agent, oldest registration first. */
+export function listAgents(store: Store, limit: number): AgentRow[] {
+  return store.stmt("SELECT * FROM bus_agents ORDER BY registered_at, agent_id LIMIT ?").all(
+    limit,
+  ) as unknown as AgentRow[];
+}
+
+/** Emojis of agents active since `since` (so a new agent can pick another). */
+export function activeEmojis(store: Store, since: number): string[] {
+  return (store.stmt(
+    "SELECT emoji FROM bus_agents WHERE MAX(last_heartbeat, last_activity_time) >= ?",
+  ).all(since) as { emoji: string }[]).map((row) => row.emoji);
+}
+
+/** Record what an agent just did (and, for a heartbeat, its heartbeat). */
+export function touchAgent(
+  store: Store,
+  { agentId, activity, now, heartbeat }: {
+    agentId: string;
+    activity: string;
+    now: number;
+    heartbeat?: boolean;
+  },
+): void {
+  store.stmt(
+    `UPDATE bus_agents SET last_activity = ?, last_activity_time = ?,
+       last_heartbeat = CASE WHEN ? THEN ? ELSE last_heartbeat END
+     WHERE agent_id = ?`,
+  ).run(activity, now, heartbeat ? 1 : 0, now, agentId);
+}
+
+/** Fields an agent may change after registering (undefined: keep). */
+export interface AgentChanges {
+  display_name?: string | null | undefined;
+  description?: string | undefined;
+  capabilities_json?: string | undefined;
+  skills_json?: string | undefined;
+  emoji?: string | undefined;
+}
+
+/** Change the given fields of an agent. */
+export function updateAgent(
+  store: Store,
+  { agentId, changes }: { agentId: string; changes: AgentChanges },
+): void {
+  const columns = Object.entries(changes).filter(([, value]) => value !== undefined);
+  if (columns.length === 0) return;
+  // Column names come from AgentChanges' keys, never from input.
+  store.stmt(
+    `UPDATE bus_agents SET ${columns.map(([column]) => `${column} = ?`).join(", ")}
+     WHERE agent_id = ?`,
+  ).run(...columns.map(([, value]) => value as string | null), agentId);
+}
+
+/** Remove an agent and its wait states. */
+export function deleteAgent(store: Store, agentId: string): void {
+  store.stmt("DELETE FROM bus_agents WHERE agent_id = ?").run(agentId);
+  store.stmt("DELETE FROM bus_chat_waits WHERE agent_id = ?").run(agentId);
+}
+
+// ----------------------------------------------------------- reply tokens
+
+/** A row of `bus_reply_tokens`. */
+export interface ReplyTokenRow {
+  token_hash: string;
+  topic_id: string;
+  agent_id: string | null;
+  source: string;
+  issued_at: number;
+  consumed_at: number | null;
+}
+
+/** Consumed tokens are kept this long (a replay within it is reported as a replay). */
+const CONSUMED_TOKEN_KEEP_SECONDS = 86_400;
+
+/** Store a newly issued reply token, and drop long-consumed ones of the same holder. */
+export function insertReplyToken(store: Store, row: Omit<ReplyTokenRow, "consumed_at">): void {
+  store.stmt(
+    `INSERT INTO bus_reply_tokens (token_hash, topic_id, agent_id, source, issued_at, consumed_at)
+     VALUES (?, ?, ?, ?, ?, NULL)`,
+  ).run(row.token_hash, row.topic_id, row.agent_id, row.source, row.issued_at);
+  store.stmt(
+    `DELETE FROM bus_reply_tokens WHERE topic_id = ? AND agent_id IS ? AND consumed_at < ?`,
+  ).run(row.topic_id, row.agent_id, row.issued_at - CONSUMED_TOKEN_KEEP_SECONDS);
+}
+
+/** The token with this hash. */
+export function getReplyToken(store: Store, tokenHash: string): ReplyTokenRow | undefined {
+  return store.stmt("SELECT * FROM bus_reply_tokens WHERE token_hash = ?").get(tokenHash) as
+    | ReplyTokenRow
+    | undefined;
+}
+
+/** Mark one token used. */
+export function consumeReplyToken(
+  store: Store,
+  { tokenHash, now }: { tokenHash: string; now: number },
+): void {
+  store.stmt("UPDATE bus_reply_tokens SET consumed_at = ? WHERE token_hash = ?").run(
+    now,
+    tokenHash,
+  );
+}
+
+/**
+ * Mark an agent's unused tokens in a thread used: all of them, those of one
+ * `source`, or all but `exceptHash`.
+ */
+export function invalidateReplyTokens(
+  store: Store,
+  { topicId, agentId, source, exceptHash, now }: {
+    topicId: string;
+    agentId: string;
+    source?: string;
+    exceptHash?: string;
+    now: number;
+  },
+): void {
+  store.stmt(
+    `UPDATE bus_reply_tokens SET consumed_at = ?
+     WHERE topic_id = ? AND agent_id = ? AND consumed_at IS NULL
+       AND (? IS NULL OR source = ?) AND (? IS NULL OR token_hash <> ?)`,
+  ).run(
+    now,
+    topicId,
+    agentId,
+    source ?? null,
+    source ?? null,
+    exceptHash ?? null,
+    exceptHash ?? null,
+  );
+}
+
+/** The newest unused token of an agent in a thread. */
+export function latestIssuedToken(
+  store: Store,
+  { topicId, agentId }: { topicId: string; agentId: string },
+): ReplyTokenRow | undefined {
+  return store.stmt(
+    `SELECT * FROM bus_reply_tokens WHERE topic_id = ? AND agent_id = ? AND consumed_at IS NULL
+     ORDER BY issued_at DESC, rowid DESC LIMIT 1`,
+  ).get(topicId, agentId) as ReplyTokenRow | undefined;
+}
+
+// ------------------------------------------------------- refresh requests
+
+/** Ask an agent to re-read before its next post (after a sync error). */
+export function setRefreshRequest(
+  store: Store,
+  { topicId, agentId, reason, now }: {
+    topicId: string;
+    agentId: string;
+    reason: string;
+    now: number;
+  },
+): void {
+  store.stmt(
+    `INSERT OR REPLACE INTO bus_refresh_requests (topic_id, agent_id, reason, created_at)
+     VALUES (?, ?, ?, ?)`,
+  ).run(topicId, agentId, reason, now);
+}
+
+/** The pending refresh request's reason, if any. */
+export function refreshRequest(
+  store: Store,
+  { topicId, agentId }: { topicId: string; agentId: string },
+): string | undefined {
+  return (store.stmt(
+    "SELECT reason FROM bus_refresh_requests WHERE topic_id = ? AND agent_id = ?",
+  ).get(topicId, agentId) as { reason: string } | undefined)?.reason;
+}
+
+/** Drop a refresh request (the agent re-read). */
+export function clearRefreshRequest(
+  store: Store,
+  { topicId, agentId }: { topicId: string; agentId: string },
+): void {
+  store.stmt("DELETE FROM bus_refresh_requests WHERE topic_id = ? AND agent_id = ?").run(
+    topicId,
+    agentId,
+  );
+}
+
+// ------------------------------------------------------------ wait states
+
+/** A row of `bus_chat_waits`: an agent blocked in `msg_wait`. */
+export interface ChatWaitRow {
+  topic_id: string;
+  agent_id: string;
+  entered_at: number;
+  timeout_ms: number;
+  until: number;
+}
+
+/** Record that an agent waits in a thread until `until` at the latest. */
+export function enterChatWait(store: Store, row: ChatWaitRow): void {
+  store.stmt(
+    `INSERT OR REPLACE INTO bus_chat_waits (topic_id, agent_id, entered_at, timeout_ms, until)
+     VALUES (?, ?, ?, ?, ?)`,
+  ).run(row.topic_id, row.agent_id, row.entered_at, row.timeout_ms, row.until);
+}
+
+/** The agent stopped waiting in a thread. */
+export function exitChatWait(
+  store: Store,
+  { topicId, agentId }: { topicId: string; agentId: string },
+): void {
+  store.stmt("DELETE FROM bus_chat_waits WHERE topic_id = ? AND agent_id = ?").run(
+    topicId,
+    agentId,
+  );
+}
+
+/** Drop waits whose deadline passed (left by a process that died). */
+export function pruneChatWaits(
+  store: Store,
+  { topicId, now }: { topicId: string; now: number },
+): void {
+  store.stmt("DELETE FROM bus_chat_waits WHERE topic_id = ? AND until <= ?").run(topicId, now);
+}
+
+/** The agents waiting in a thread now. */
+export function chatWaits(
+  store: Store,
+  { topicId, now }: { topicId: string; now: number },
+): ChatWaitRow[] {
+  return store.stmt(
+    "SELECT * FROM bus_chat_waits WHERE topic_id = ? AND until > ? ORDER BY entered_at, agent_id",
+  ).all(topicId, now) as unknown as ChatWaitRow[];
+}
+
+/** True when the agent waits in any thread now (waiting counts as being online). */
+export function isWaitingAnywhere(
+  store: Store,
+  { agentId, now }: { agentId: string; now: number },
+): boolean {
+  return store.stmt("SELECT 1 FROM bus_chat_waits WHERE agent_id = ? AND until > ? LIMIT 1").get(
+    agentId,
+    now,
+  ) !== undefined;
+}
+
+// ------------------------------------------------------- message extras
+
+/** A message with what the chat dialect adds to it (defaults for messages of other dialects). */
+export interface ChatMessageRow extends MessageRow {
+  author_id: string | null;
+  role: string;
+  priority: string;
+  edit_version: number;
+  edited_at: number | null;
+}
+
+const CHAT_MESSAGE_SELECT = `SELECT m.*, c.author_id, COALESCE(c.role, 'user') AS role,
+  COALESCE(c.priority, 'normal') AS priority, COALESCE(c.edit_version, 0) AS edit_version,
+  c.edited_at FROM messages m LEFT JOIN bus_chat_messages c ON c.message_id = m.message_id`;
+
+/** Store what the chat dialect adds to a message just inserted. */
+export function insertChatExtras(
+  store: Store,
+  row: { message_id: string; author_id: string | null; role: string; priority: string },
+): void {
+  store.stmt(
+    `INSERT INTO bus_chat_messages (message_id, author_id, role, priority, edit_version, edited_at)
+     VALUES (?, ?, ?, ?, 0, NULL)`,
+  ).run(row.message_id, row.author_id, row.role, row.priority);
+}
+
+/** One message with its extras. */
+export function getChatMessage(store: Store, messageId: string): ChatMessageRow | undefined {
+  return store.stmt(`${CHAT_MESSAGE_SELECT} WHERE m.message_id = ?`).get(messageId) as
+    | ChatMessageRow
+    | undefined;
+}
+
+/** Messages of a thread after `afterSeq`, oldest first, optionally of one priority. */
+export function chatMessagesAfter(
+  store: Store,
+  { topicId, afterSeq, priority, limit }: {
+    topicId: string;
+    afterSeq: number;
+    priority?: string | undefined;
+    limit: number;
+  },
+): ChatMessageRow[] {
+  if (priority === undefined) {
+    return store.stmt(
+      `${CHAT_MESSAGE_SELECT} WHERE m.topic_id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
+    ).all(topicId, afterSeq, limit) as unknown as ChatMessageRow[];
+  }
+  return store.stmt(
+    `${CHAT_MESSAGE_SELECT} WHERE m.topic_id = ? AND m.seq > ?
+       AND COALESCE(c.priority, 'normal') = ? ORDER BY m.seq LIMIT ?`,
+  ).all(topicId, afterSeq, priority, limit) as unknown as ChatMessageRow[];
+}
+
+/** Replace a message's body, keeping the old one as edit `version`. */
+export function recordEdit(
+  store: Store,
+  { messageId, oldContent, newContent, editedBy, version, now }: {
+    messageId: string;
+    oldContent: string;
+    newContent: string;
+    editedBy: string;
+    version: number;
+    now: number;
+  },
+): void {
+  store.stmt(
+    `INSERT INTO bus_message_edits (message_id, version, old_content, edited_by, created_at)
+     VALUES (?, ?, ?, ?, ?)`,
+  ).run(messageId, version, oldContent, editedBy, now);
+  store.stmt("UPDATE messages SET content_markdown = ? WHERE message_id = ?").run(
+    newContent,
+    messageId,
+  );
+  store.stmt(
+    `INSERT INTO bus_chat_messages (message_id, author_id, role, priority, edit_version, edited_at)
+     VALUES (?, NULL, 'user', 'normal', ?, ?)
+     ON CONFLICT (message_id) DO UPDATE SET edit_version = excluded.edit_version,
+       edited_at = excluded.edited_at`,
+  ).run(messageId, version, now);
+}
+
+/** A row of `bus_message_edits`. */
+export interface EditRow {
+  message_id: string;
+  version: number;
+  old_content: string;
+  edited_by: string;
+  created_at: number;
+}
+
+/** A message's edits, oldest first. */
+export function editsOf(store: Store, messageId: string): EditRow[] {
+  return store.stmt("SELECT * FROM bus_message_edits WHERE message_id = ? ORDER BY version").all(
+    messageId,
+  ) as unknown as EditRow[];
+}
+
+/** A row of `bus_reactions`. */
+export interface ReactionRow {
+  message_id: string;
+  agent_id: string;
+  reaction: string;
+  created_at: number;
+}
+
+/** Add a reaction; false when it was already there. */
+export function addReaction(store: Store, row: ReactionRow): boolean {
+  return Number(
+    store.stmt(
+      `INSERT OR IGNORE INTO bus_reactions (message_id, agent_id, reaction, created_at)
+       VALUES (?, ?, ?, ?)`,
+    ).run(row.message_id, row.agent_id, row.reaction, row.created_at).changes,
+  ) > 0;
+}
+
+/** One reaction. */
+export function getReaction(
+  store: Store,
+  { messageId, agentId, reaction }: { messageId: string; agentId: string; reaction: string },
+): ReactionRow | undefined {
+  return store.stmt(
+    "SELECT * FROM bus_reactions WHERE message_id = ? AND agent_id = ? AND reaction = ?",
+  ).get(messageId, agentId, reaction) as ReactionRow | undefined;
+}
+
+/** Remove a reaction; false when it was not there. */
+export function removeReaction(
+  store: Store,
+  { messageId, agentId, reaction }: { messageId: string; agentId: string; reaction: string },
+): boolean {
+  return Number(
+    store.stmt("DELETE FROM bus_reactions WHERE message_id = ? AND agent_id = ? AND reaction = ?")
+      .run(messageId, agentId, reaction).changes,
+  ) > 0;
+}
+
+/** The reactions of these messages, in the order they were made. */
+export function reactionsOf(store: Store, messageIds: readonly string[]): ReactionRow[] {
+  if (messageIds.length === 0) return [];
+  return store.stmt(
+    `SELECT * FROM bus_reactions WHERE message_id IN (SELECT value FROM json_each(?))
+     ORDER BY created_at, rowid`,
+  ).all(JSON.stringify(messageIds)) as unknown as ReactionRow[];
+}
+
+/** A row of `bus_attachments`: one image, base64. */
+export interface AttachmentRow {
+  message_id: string;
+  position: number;
+  mime_type: string;
+  data: string;
+}
+
+/** Store a message's attachment. */
+export function insertAttachment(store: Store, row: AttachmentRow): void {
+  store.stmt(
+    "INSERT INTO bus_attachments (message_id, position, mime_type, data) VALUES (?, ?, ?, ?)",
+  ).run(row.message_id, row.position, row.mime_type, row.data);
+}
+
+/** The attachments of these messages, by message and position. */
+export function attachmentsOf(store: Store, messageIds: readonly string[]): AttachmentRow[] {
+  if (messageIds.length === 0) return [];
+  return store.stmt(
+    `SELECT * FROM bus_attachments WHERE message_id IN (SELECT value FROM json_each(?))
+     ORDER BY message_id, position`,
+  ).all(JSON.stringify(messageIds)) as unknown as AttachmentRow[];
+}
+
+// -------------------------------------------------------------- templates
+
+/** A row of `bus_templates` (a custom template; the built-ins live in code). */
+export interface TemplateRow {
+  id: string;
+  name: string;
+  description: string | null;
+  system_prompt: string | null;
+  default_metadata_json: string | null;
+  created_at: number;
+}
+
+/** Create or replace a custom template. */
+export function putTemplate(store: Store, row: TemplateRow): void {
+  store.stmt(
+    `INSERT OR REPLACE INTO bus_templates (id, name, description, system_prompt,
+       default_metadata_json, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  ).run(
+    row.id,
+    row.name,
+    row.description,
+    row.system_prompt,
+    row.default_metadata_json,
+    row.created_at,
+  );
+}
+
+/** A custom template. */
+export function getTemplate(store: Store, id: string): TemplateRow | undefined {
+  return store.stmt("SELECT * FROM bus_templates WHERE id = ?").get(id) as TemplateRow | undefined;
+}
+
+/** Custom templates, oldest first. */
+export function listTemplates(store: Store, limit: number): TemplateRow[] {
+  return store.stmt("SELECT * FROM bus_templates ORDER BY created_at, id LIMIT ?").all(
+    limit,
+  ) as unknown as TemplateRow[];
+}

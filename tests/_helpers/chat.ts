@@ -1,0 +1,123 @@
+/**
+ * Helpers for chatbus (seed 002) tests: connect an agent, post under the
+ * sync protocol, and read `msg_wait`'s content blocks back.
+ *
+ * @module
+ */
+
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
+import type { ToolFailure } from "./peer.ts";
+
+/** Anything that calls tools: an in-process client or a server process. */
+export interface Caller {
+  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  ok(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  fail(name: string, args?: Record<string, unknown>): Promise<ToolFailure>;
+}
+
+/** An agent connected to a thread, with its latest sync context. */
+export interface ChatAgent {
+  caller: Caller;
+  agentId: string;
+  token: string;
+  threadId: string;
+  seq: number;
+  replyToken: string;
+}
+
+/** `bus_connect` to `threadName` and keep the identity and sync context. */
+export async function connectAgent(
+  caller: Caller,
+  threadName: string,
+  extra: Record<string, unknown> = {},
+): Promise<ChatAgent & { result: Record<string, unknown> }> {
+  const result = await caller.ok("bus_connect", {
+    thread_name: threadName,
+    ide: "Test",
+    model: "m",
+    ...extra,
+  });
+  const agent = result.agent as { agent_id: string; token: string };
+  const thread = result.thread as { thread_id: string };
+  return {
+    caller,
+    agentId: agent.agent_id,
+    token: agent.token,
+    threadId: thread.thread_id,
+    seq: result.current_seq as number,
+    replyToken: result.reply_token as string,
+    result,
+  };
+}
+
+/** Post as `agent` with its sync context, and keep the chained one. */
+export async function post(
+  agent: ChatAgent,
+  content: string,
+  extra: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
+  const result = await agent.caller.ok("msg_post", {
+    thread_id: agent.threadId,
+    author: agent.agentId,
+    content,
+    expected_last_seq: agent.seq,
+    reply_token: agent.replyToken,
+    ...extra,
+  });
+  agent.seq = result.current_seq as number;
+  agent.replyToken = result.reply_token as string;
+  return result;
+}
+
+/** A message as `msg_wait`'s blocks show it. */
+export interface WaitedMessage {
+  header: string;
+  seq: number;
+  content: string;
+  images: { data: string; mimeType: string }[];
+}
+
+/** `msg_wait`'s blocks, unpacked. */
+export interface Waited {
+  sync: { current_seq: number; reply_token: string };
+  messages: WaitedMessage[];
+  raw: CallToolResult;
+}
+
+/** Call `msg_wait` as `agent` (after its current seq unless `afterSeq`) and keep the new context. */
+export async function wait(
+  agent: ChatAgent,
+  options: { afterSeq?: number; timeoutMs?: number; extra?: Record<string, unknown> } = {},
+): Promise<Waited> {
+  const raw = await agent.caller.call("msg_wait", {
+    thread_id: agent.threadId,
+    after_seq: options.afterSeq ?? agent.seq,
+    timeout_ms: options.timeoutMs ?? 5000,
+    agent_id: agent.agentId,
+    token: agent.token,
+    ...options.extra,
+  });
+  const waited = unpackBlocks(raw);
+  agent.seq = waited.sync.current_seq;
+  agent.replyToken = waited.sync.reply_token;
+  return waited;
+}
+
+/** Read a blocks-format result: the sync context first, then header/body/image blocks per message. */
+export function unpackBlocks(raw: CallToolResult): Waited {
+  if (raw.isError) throw new Error(`msg_wait failed: ${JSON.stringify(raw.content)}`);
+  const blocks = raw.content as { type: string; text?: string; data?: string; mimeType?: string }[];
+  const sync = JSON.parse(blocks[0]!.text!) as Waited["sync"];
+  const messages: WaitedMessage[] = [];
+  for (const block of blocks.slice(1)) {
+    const header = block.type === "text" ? /^\[(\d+)\] /.exec(block.text!) : null;
+    if (header) {
+      messages.push({ header: block.text!, seq: Number(header[1]), content: "", images: [] });
+    } else if (block.type === "image") {
+      messages.at(-1)!.images.push({ data: block.data!, mimeType: block.mimeType! });
+    } else if (messages.length > 0) {
+      messages.at(-1)!.content = block.text!;
+    }
+  }
+  return { sync, messages, raw };
+}
