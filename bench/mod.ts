@@ -13,6 +13,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { benchChatLatency, benchChatThroughput, type ChatThroughput } from "./chatbus.ts";
 import { benchConsoleEvents } from "./console.ts";
 import { benchFanout } from "./fanout.ts";
 import { benchHostile } from "./hostile.ts";
@@ -56,6 +57,13 @@ try {
   const hostile = await benchHostile(dir, size(5, 2));
   progress("teacher/student answer latency");
   const answer = await benchAnswerLatency(dir, size(200, 50));
+  progress("chatbus: msg_post to a parked msg_wait");
+  const chatLatency = await benchChatLatency(dir, size(200, 50));
+  const chatThroughput: ChatThroughput[] = [];
+  for (const [agents, stored] of [[1, 0], [4, 0], [1, size(100_000, 10_000)]] as const) {
+    progress(`chatbus: strict posts, ${agents} agent(s), ${stored} stored`);
+    chatThroughput.push(await benchChatThroughput(dir, { agents, stored, seconds: size(10, 3) }));
+  }
   progress("agent-bus watch latency");
   const watch = await benchWatch(dir, size(200, 50));
   progress("web console live events");
@@ -84,6 +92,7 @@ try {
     scan,
     quality,
     hostile,
+    chat: { latency: chatLatency, throughput: chatThroughput },
   };
   const summary = summaryTable(results);
   const details = detailTable(results);

@@ -7,6 +7,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import type { ChatThroughput } from "./chatbus.ts";
 import type { HostileResult } from "./hostile.ts";
 import type { IdleResult } from "./idle.ts";
 import type { MailboxResult } from "./mailbox.ts";
@@ -30,6 +31,7 @@ export interface BenchResults {
   scan: Distribution;
   quality: QualityResult;
   hostile: HostileResult;
+  chat: { latency: Distribution; throughput: ChatThroughput[] };
 }
 
 type Row = [metric: string, target: string, measured: string, met: boolean | undefined];
@@ -38,6 +40,11 @@ type Row = [metric: string, target: string, measured: string, met: boolean | und
 export function summaryTable(r: BenchResults): string {
   const rate = (senders: number, perCall: number) =>
     r.throughput.find((t) => t.senders === senders && t.perCall === perCall)!.perSecond;
+  const chatRate = (agents: number, stored: number) =>
+    r.chat.throughput.find((t) => t.agents === agents && t.stored === stored)!.perSecond;
+  const chatStored = Math.max(...r.chat.throughput.map((t) => t.stored));
+  const chatLost = r.chat.throughput.reduce((sum, t) => sum + t.lost, 0);
+  const chatDuplicated = r.chat.throughput.reduce((sum, t) => sum + t.duplicated, 0);
   const lost = r.throughput.reduce((n, t) => n + t.lost, 0);
   const duplicated = r.throughput.reduce((n, t) => n + t.duplicated, 0);
   const at100k = r.search.points.find((p) => p.messages === 100_000);
@@ -99,6 +106,32 @@ export function summaryTable(r: BenchResults): string {
       "≤ 100 ms",
       ms(r.hostile.other.max),
       r.hostile.other.max <= 100,
+    ],
+    [
+      "Chatbus: msg_post → parked msg_wait, other process (p50)",
+      "≤ 5 ms",
+      ms(r.chat.latency.p50),
+      r.chat.latency.p50 <= 5,
+    ],
+    [
+      "Chatbus: strict-protocol posts, 1 agent",
+      "≥ 1,000 msg/s",
+      `${count(chatRate(1, 0))} msg/s`,
+      chatRate(1, 0) >= 1000,
+    ],
+    [
+      `Chatbus: the same with ${count(chatStored)} messages stored`,
+      "≥ 90 % of fresh",
+      `${count(chatRate(1, chatStored))} msg/s (${
+        Math.round(chatRate(1, chatStored) / chatRate(1, 0) * 100)
+      } %)`,
+      chatRate(1, chatStored) >= 0.9 * chatRate(1, 0),
+    ],
+    [
+      "Chatbus: posts lost / duplicated (all runs)",
+      "0 / 0",
+      `${chatLost} / ${chatDuplicated}`,
+      chatLost === 0 && chatDuplicated === 0,
     ],
     ["`agent-bus watch` shows a message (p99)", "≤ 100 ms", ms(r.watch.p99), r.watch.p99 <= 100],
     ["Web console event after a commit (p99)", "≤ 100 ms", ms(r.events.p99), r.events.p99 <= 100],
@@ -212,6 +245,18 @@ export function detailTable(r: BenchResults): string {
       `Web console /api/events: agent's sync to the SSE event, p50 / p99 (${events.samples} messages)`,
       `${ms(events.p50)} / ${ms(events.p99)}`,
     ],
+    [
+      `Chatbus msg_post → msg_wait parked in another process, p50 / p99 / max (${r.chat.latency.samples} posts)`,
+      `${ms(r.chat.latency.p50)} / ${ms(r.chat.latency.p99)} / ${ms(r.chat.latency.max)}`,
+    ],
+    ...r.chat.throughput.map((t) => [
+      `Chatbus strict-protocol posts, ${t.agents} agent(s) on one thread, ${
+        count(t.stored)
+      } stored before (${Math.round(t.seconds)} s)`,
+      `${count(t.perSecond)} msg/s (${count(t.posted)} posted, ${
+        count(t.conflicts)
+      } SeqMismatchError retried, ${t.lost} lost, ${t.duplicated} duplicated)`,
+    ]),
     [
       `Teacher publish to waiting student ask, p50 / p99 (${answer.samples} questions)`,
       `${ms(answer.p50)} / ${ms(answer.p99)}`,

@@ -248,11 +248,14 @@ export function touchAgent(
     heartbeat?: boolean;
   },
 ): void {
+  // A repeat of the same activity within a second is not written again (a busy poster's
+  // presence is current enough, and its post dirties one page fewer).
   store.stmt(
-    `UPDATE bus_agents SET last_activity = ?, last_activity_time = ?,
-       last_heartbeat = CASE WHEN ? THEN ? ELSE last_heartbeat END
-     WHERE agent_id = ?`,
-  ).run(activity, now, heartbeat ? 1 : 0, now, agentId);
+    `UPDATE bus_agents SET last_activity = ?1, last_activity_time = ?2,
+       last_heartbeat = CASE WHEN ?3 THEN ?2 ELSE last_heartbeat END
+     WHERE agent_id = ?4 AND (last_activity <> ?1 OR last_activity_time < ?2 - 1
+       OR (?3 AND last_heartbeat < ?2 - 1))`,
+  ).run(activity, now, heartbeat ? 1 : 0, agentId);
 }
 
 /** Fields an agent may change after registering (undefined: keep). */
@@ -364,7 +367,7 @@ export function latestIssuedToken(
 ): ReplyTokenRow | undefined {
   return store.stmt(
     `SELECT * FROM bus_reply_tokens WHERE topic_id = ? AND agent_id = ? AND consumed_at IS NULL
-     ORDER BY issued_at DESC, rowid DESC LIMIT 1`,
+     ORDER BY issued_at DESC LIMIT 1`,
   ).get(topicId, agentId) as ReplyTokenRow | undefined;
 }
 
@@ -608,7 +611,7 @@ export function reactionsOf(store: Store, messageIds: readonly string[]): Reacti
   if (messageIds.length === 0) return [];
   return store.stmt(
     `SELECT * FROM bus_reactions WHERE message_id IN (SELECT value FROM json_each(?))
-     ORDER BY created_at, rowid`,
+     ORDER BY created_at, agent_id, reaction`,
   ).all(JSON.stringify(messageIds)) as unknown as ReactionRow[];
 }
 

@@ -299,7 +299,8 @@ CREATE INDEX IF NOT EXISTS bus_mailbox_from ON bus_mailbox (from_agent);
     description:
       "the AgentChatBus dialect (seed 002): threads, agents, reply tokens, edits, reactions",
     // A thread is a topic; these tables hold what the chatbus dialect adds to it. Tokens are
-    // stored as SHA-256 hashes. Rows that hang off a message go when the message goes.
+    // stored as SHA-256 hashes. Rows that hang off a message go when the message goes. Tables
+    // keyed by text are WITHOUT ROWID: a post then dirties one page fewer in each.
     sql: `
 CREATE TABLE IF NOT EXISTS bus_threads (
   topic_id TEXT PRIMARY KEY,
@@ -334,7 +335,7 @@ CREATE TABLE IF NOT EXISTS bus_reply_tokens (
   source TEXT NOT NULL,
   issued_at REAL NOT NULL,
   consumed_at REAL NULL
-);
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS bus_reply_tokens_agent ON bus_reply_tokens (topic_id, agent_id, consumed_at);
 CREATE TABLE IF NOT EXISTS bus_refresh_requests (
   topic_id TEXT NOT NULL,
@@ -342,7 +343,7 @@ CREATE TABLE IF NOT EXISTS bus_refresh_requests (
   reason TEXT NOT NULL,
   created_at REAL NOT NULL,
   PRIMARY KEY (topic_id, agent_id)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bus_chat_messages (
   message_id TEXT PRIMARY KEY,
   author_id TEXT NULL,
@@ -350,7 +351,7 @@ CREATE TABLE IF NOT EXISTS bus_chat_messages (
   priority TEXT NOT NULL,
   edit_version INTEGER NOT NULL DEFAULT 0,
   edited_at REAL NULL
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bus_message_edits (
   message_id TEXT NOT NULL,
   version INTEGER NOT NULL,
@@ -358,14 +359,14 @@ CREATE TABLE IF NOT EXISTS bus_message_edits (
   edited_by TEXT NOT NULL,
   created_at REAL NOT NULL,
   PRIMARY KEY (message_id, version)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bus_reactions (
   message_id TEXT NOT NULL,
   agent_id TEXT NOT NULL,
   reaction TEXT NOT NULL,
   created_at REAL NOT NULL,
   PRIMARY KEY (message_id, agent_id, reaction)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bus_attachments (
   message_id TEXT NOT NULL,
   position INTEGER NOT NULL,
@@ -388,7 +389,7 @@ CREATE TABLE IF NOT EXISTS bus_chat_waits (
   timeout_ms INTEGER NOT NULL,
   until REAL NOT NULL,
   PRIMARY KEY (topic_id, agent_id)
-);
+) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS bus_chat_after_message_delete AFTER DELETE ON messages BEGIN
   DELETE FROM bus_chat_messages WHERE message_id = old.message_id;
   DELETE FROM bus_message_edits WHERE message_id = old.message_id;

@@ -207,6 +207,7 @@ export async function waitMessages(
 
   let rows = start.found;
   if (start.waits) {
+    bus.log.debug("msg_wait waiting", { thread_id: topicId, agent_id: agentId ?? null });
     try {
       rows = await waitFor(bus, () => bus.store.read(matching), timeoutSeconds, options);
     } catch (error) {
