@@ -34,6 +34,7 @@ import {
   topicsVersion,
 } from "../store/topics.ts";
 import { type Message, toMessage } from "./messages.ts";
+import { withChatExtras } from "./chat/extras.ts";
 import { type Bus, write } from "./mod.ts";
 import { MAX_TOPIC_NAME_CHARS, requireTopic, type Topic, toTopic } from "./topics.ts";
 import { cleanName } from "./validate.ts";
@@ -105,6 +106,7 @@ function toSummary(row: TopicRow & TopicActivity): TopicSummary {
     last_seq: row.last_seq,
     last_message_at: row.last_message_at,
     active_agents: row.active_agents,
+    thread_state: row.thread_state,
   };
 }
 
@@ -177,7 +179,9 @@ export function messagesFrom(
 
 /** The last `count` messages of a topic, oldest first. */
 export function latestMessages(bus: Bus, topicId: string, count: number): Message[] {
-  return bus.store.read(() => lastMessages(bus.store, { topicId, limit: count }).map(toMessage));
+  return bus.store.read(() =>
+    withChatExtras(bus.store, lastMessages(bus.store, { topicId, limit: count }).map(toMessage))
+  );
 }
 
 /**
@@ -205,7 +209,7 @@ export function messagesPage(
     const more = rows.length > page.limit;
     // After a seq the extra row is the newest; otherwise the oldest.
     const kept = !more ? rows : page.afterSeq !== undefined ? rows.slice(0, -1) : rows.slice(1);
-    return { messages: kept.map(toMessage), has_more: more };
+    return { messages: withChatExtras(bus.store, kept.map(toMessage)), has_more: more };
   });
 }
 
@@ -217,12 +221,11 @@ export interface MessageEvent {
 
 /** Messages of every topic stored after `position`, in order (at most `limit`). */
 export function messagesSincePosition(bus: Bus, position: number, limit: number): MessageEvent[] {
-  return bus.store.read(() =>
-    messagesSince(bus.store, { afterId: position, limit }).map((row) => ({
-      position: row.event_id,
-      message: toMessage(row),
-    }))
-  );
+  return bus.store.read(() => {
+    const rows = messagesSince(bus.store, { afterId: position, limit });
+    const messages = withChatExtras(bus.store, rows.map(toMessage));
+    return rows.map((row, i) => ({ position: row.event_id, message: messages[i]! }));
+  });
 }
 
 /** The position of the newest message (0 when there are none). */

@@ -10,6 +10,20 @@ import { parseMetadata } from "./validate.ts";
 /** A message as `sync` returns it: the stored row with its metadata parsed. */
 export interface Message extends Omit<MessageRow, "metadata_json"> {
   metadata: Record<string, unknown> | null;
+  /** What the chatbus dialect added (console views only; see `chat/extras.ts`). */
+  chat?: ChatExtras;
+}
+
+/** A chatbus message's role, priority, edits, reactions and images, as the console shows them. */
+export interface ChatExtras {
+  author_id: string | null;
+  role: string;
+  priority: string;
+  edit_version: number;
+  edited_at: number | null;
+  reactions: { reaction: string; agent_id: string }[];
+  /** MIME types of the images, by position (`/api/messages/{id}/attachments/{n}`). */
+  attachments: string[];
 }
 
 /** Convert a stored row to its wire shape. */

@@ -1,6 +1,7 @@
 /**
  * The REST API under `/api`: topics, messages, search, presence, posting as
- * the operator, creating and closing topics, and export.
+ * the operator, creating and closing topics, export, and the chatbus
+ * dialect's thread state (`/api/threads/{id}`, `/state`, `/close`, `/archive`).
  *
  * Each route is one {@linkcode RouteSpec}: its path, the zod schemas of its
  * query and body, and its handler. A route that does what a tool does
@@ -22,6 +23,9 @@ import {
   topicSummaries,
   topicSummary,
 } from "../bus/admin.ts";
+import { threadArchiveInput, threadCloseInput, threadSetStateInput } from "../bus/chat/schemas.ts";
+import { attachmentBytes } from "../bus/chat/extras.ts";
+import { threadClose, threadGet, threadSetState } from "../bus/chat/threads.ts";
 import { exportJson, exportMarkdown, exportMessages } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
 import {
@@ -98,6 +102,12 @@ export function postBody(config: ResolvedConfig) {
 export const closeBody = z.strictObject({ reason: closeReasonArg });
 /** `GET /api/search`: `messages_search`'s arguments (`q` is read as `query` too). */
 export const searchQuery = searchInput;
+/** `POST /api/threads/{id}/state`: `thread_set_state`'s state (the id is in the path). */
+export const threadStateBody = threadSetStateInput.omit({ thread_id: true });
+/** `POST /api/threads/{id}/close`: `thread_close`'s summary. */
+export const threadCloseBody = threadCloseInput.omit({ thread_id: true });
+/** `POST /api/threads/{id}/archive`: nothing besides the id. */
+export const threadArchiveBody = threadArchiveInput.omit({ thread_id: true });
 
 /** Every route, in matching order. */
 export function routeSpecs(deps: ApiDeps): RouteSpec[] {
@@ -234,6 +244,57 @@ export function routeSpecs(deps: ApiDeps): RouteSpec[] {
       }),
       responses: { "200": ok("Presence", "PresenceOverview"), ...errors(400) },
       handle: ({ query }) => json(presenceOverview(bus, { windowSeconds: query.window_seconds })),
+    }),
+    route({
+      method: "GET",
+      path: "/api/threads/{id}",
+      summary: "A topic as a chatbus thread: state, summary, system prompt, template, admin",
+      responses: { "200": ok("The thread", "Thread"), ...errors(404) },
+      handle: ({ params: { id } }) => json(threadGet(bus, id!)),
+    }),
+    route({
+      method: "POST",
+      path: "/api/threads/{id}/state",
+      summary: "Set a thread's state (the thread_set_state tool; a closed thread reopens)",
+      body: threadStateBody,
+      responses: { "200": ok("The thread", "Thread"), ...errors(400, 404, 415) },
+      handle: async ({ params: { id }, body }) => json(await threadSetState(bus, id!, body.state)),
+    }),
+    route({
+      method: "POST",
+      path: "/api/threads/{id}/close",
+      summary: "Close a thread with an optional summary (the thread_close tool)",
+      body: threadCloseBody,
+      responses: { "200": ok("The thread", "Thread"), ...errors(400, 404, 415) },
+      handle: async ({ params: { id }, body }) => json(await threadClose(bus, id!, body.summary)),
+    }),
+    route({
+      method: "POST",
+      path: "/api/threads/{id}/archive",
+      summary: "Archive a thread (the thread_archive tool)",
+      body: threadArchiveBody,
+      responses: { "200": ok("The thread", "Thread"), ...errors(400, 404, 415) },
+      handle: async ({ params: { id } }) => json(await threadSetState(bus, id!, "archived")),
+    }),
+    route({
+      method: "GET",
+      path: "/api/messages/{message_id}/attachments/{n}",
+      summary: "An image attached to a chatbus message (n counts from 0)",
+      responses: {
+        "200": { description: "The image", content: { "image/*": {} } },
+        ...errors(404),
+      },
+      handle: ({ params }) => {
+        const { bytes, mimeType } = attachmentBytes(bus, params.message_id!, Number(params.n));
+        return new Response(bytes, {
+          headers: {
+            "content-type": mimeType,
+            "content-disposition": "inline",
+            "x-content-type-options": "nosniff",
+            "cache-control": "private, max-age=3600",
+          },
+        });
+      },
     }),
     route({
       method: "GET",

@@ -9,6 +9,7 @@
  */
 
 import { z } from "zod";
+import { chatExtrasSchema, threadSchema } from "../bus/chat/schemas.ts";
 import { messageSchema } from "../bus/schemas.ts";
 import { PACKAGE_VERSION } from "../version.ts";
 import type { RouteSpec } from "./api.ts";
@@ -82,13 +83,18 @@ export function openApiDocument(routes: readonly RouteSpec[]): Record<string, un
             last_seq: { type: "integer" },
             last_message_at: { type: ["number", "null"] },
             active_agents: { type: "integer" },
+            thread_state: {
+              type: ["string", "null"],
+              description: "The chatbus thread state, when set (else discuss)",
+            },
           },
         },
         TopicCreated: {
           type: "object",
           properties: { topic: ref("TopicSummary"), reused: { type: "boolean" } },
         },
-        Message: outputSchema(messageSchema),
+        Message: outputSchema(messageSchema.extend({ chat: chatExtrasSchema.optional() })),
+        Thread: outputSchema(threadSchema),
         TopicList: {
           type: "object",
           properties: {

@@ -615,6 +615,47 @@ export function reactionsOf(store: Store, messageIds: readonly string[]): Reacti
   ).all(JSON.stringify(messageIds)) as unknown as ReactionRow[];
 }
 
+/** What the chat dialect added to a message (a row of `bus_chat_messages`). */
+export interface ChatExtrasRow {
+  message_id: string;
+  author_id: string | null;
+  role: string;
+  priority: string;
+  edit_version: number;
+  edited_at: number | null;
+}
+
+/** The chat extras of these messages (only those that have some). */
+export function chatExtrasOf(store: Store, messageIds: readonly string[]): ChatExtrasRow[] {
+  if (messageIds.length === 0) return [];
+  return store.stmt(
+    "SELECT * FROM bus_chat_messages WHERE message_id IN (SELECT value FROM json_each(?))",
+  ).all(JSON.stringify(messageIds)) as unknown as ChatExtrasRow[];
+}
+
+/** The attachments of these messages without their data: position and type. */
+export function attachmentTypesOf(
+  store: Store,
+  messageIds: readonly string[],
+): Omit<AttachmentRow, "data">[] {
+  if (messageIds.length === 0) return [];
+  return store.stmt(
+    `SELECT message_id, position, mime_type FROM bus_attachments
+     WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY message_id, position`,
+  ).all(JSON.stringify(messageIds)) as unknown as Omit<AttachmentRow, "data">[];
+}
+
+/** One attachment. */
+export function getAttachment(
+  store: Store,
+  { messageId, position }: { messageId: string; position: number },
+): AttachmentRow | undefined {
+  return store.stmt("SELECT * FROM bus_attachments WHERE message_id = ? AND position = ?").get(
+    messageId,
+    position,
+  ) as AttachmentRow | undefined;
+}
+
 /** A row of `bus_attachments`: one image, base64. */
 export interface AttachmentRow {
   message_id: string;

@@ -109,6 +109,8 @@ export interface TopicActivity {
   last_message_at: number | null;
   /** Agents whose cursor moved since the cut-off. */
   active_agents: number;
+  /** The chatbus thread state, when the dialect set one (else null: `discuss`). */
+  thread_state: string | null;
 }
 
 /** Message count, last seq and time, and recently active agents of a topic. */
@@ -179,7 +181,8 @@ const ACTIVITY_COLUMNS = `
   COALESCE((SELECT MAX(seq) FROM messages WHERE topic_id = ?1), 0) AS last_seq,
   (SELECT created_at FROM messages WHERE topic_id = ?1 ORDER BY seq DESC LIMIT 1)
     AS last_message_at,
-  (SELECT COUNT(*) FROM cursors WHERE topic_id = ?1 AND updated_at >= ?2) AS active_agents`;
+  (SELECT COUNT(*) FROM cursors WHERE topic_id = ?1 AND updated_at >= ?2) AS active_agents,
+  (SELECT state FROM bus_threads WHERE topic_id = ?1) AS thread_state`;
 
 const SORT_SQL: Record<TopicSort, string> = {
   activity: "MAX(COALESCE(newest, 0), created_at, COALESCE(closed_at, 0)) DESC, created_at DESC",

@@ -216,5 +216,10 @@ Deno.test("install writes a new config when there is none, and refuses to touch 
       .stdout,
   );
   assert.deepEqual(peerbus.entry.args.slice(-4), ["--profile", "peerbus", "--agent", "cx"]);
+  const chatbus = JSON.parse(
+    (await cli(["install", "codex", "--profile", "chatbus", "--json"], env)).stdout,
+  );
+  assert.equal(chatbus.name, "agent-bus-chatbus");
+  assert.deepEqual(chatbus.entry.args.slice(-2), ["--profile", "chatbus"]);
   assert.equal((await cli(["install", "codex"], { ...env, AGENT_BUS_DB: ":memory:" })).code, 2);
 });

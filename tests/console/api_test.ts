@@ -331,9 +331,14 @@ Deno.test("the API describes itself in OpenAPI and answers unknown routes and me
   assert.equal(doc.body.openapi, "3.1.0");
   assert.deepEqual(Object.keys(doc.body.paths).sort(), [
     "/api/events",
+    "/api/messages/{message_id}/attachments/{n}",
     "/api/openapi.json",
     "/api/presence",
     "/api/search",
+    "/api/threads/{id}",
+    "/api/threads/{id}/archive",
+    "/api/threads/{id}/close",
+    "/api/threads/{id}/state",
     "/api/topics",
     "/api/topics/{id}",
     "/api/topics/{id}/close",

@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { connectAgent, post } from "../_helpers/chat.ts";
 import { startHttpServer } from "../_helpers/http.ts";
 import { type Peer, startPeer } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -273,6 +274,63 @@ Deno.test({
       await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned ?? null),
       null,
     );
+    assert.deepEqual(errors, []);
+  },
+});
+
+Deno.test({
+  name: `the console shows chatbus badges, images and reactions, and sets a thread's state${SKIP}`,
+  ignore: !hasChromium,
+  async fn() {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    await using server = await startHttpServer({
+      dbPath,
+      env: { AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9" },
+    });
+    await using chat = await startPeer({ dbPath, args: ["--profile", "chatbus"] });
+    const alice = await connectAgent(chat, "design review");
+    // A 1×1 red PNG.
+    const png =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    const first = await post(alice, "Here is the diagram", {
+      priority: "urgent",
+      metadata: {
+        handoff_target: "bob",
+        attachments: [{ type: "image", mimeType: "image/png", data: png }],
+      },
+    });
+    await chat.ok("msg_react", { message_id: first.msg_id, reaction: "👍" });
+    await chat.ok("msg_edit", { message_id: first.msg_id, new_content: "Here is the new diagram" });
+    await post(alice, "Done for today", { metadata: { stop_reason: "complete" } });
+
+    await using browser = await launch();
+    const { page, errors } = await openPage(browser, `${server.url}/#/topic/${alice.threadId}`);
+    await page.locator("#m-2").waitFor();
+    const shown = await page.evaluate(() => ({
+      badges: [...document.querySelectorAll("#m-1 .badge")].map((b) => b.textContent),
+      body: document.querySelector("#m-1 .body")?.textContent?.trim(),
+      reactions: [...document.querySelectorAll("#m-1 .reaction")].map((r) => r.textContent),
+      stop: document.querySelector("#m-2 .badge.stop")?.textContent,
+    }));
+    assert.deepEqual(shown, {
+      badges: ["urgent", "→ bob", "edited"],
+      body: "Here is the new diagram",
+      reactions: ["👍"],
+      stop: "■ complete",
+    });
+    const image = page.locator("#m-1 img.attachment");
+    await image.waitFor();
+    await page.waitForFunction(() =>
+      (document.querySelector("#m-1 img.attachment") as HTMLImageElement | null)?.naturalWidth === 1
+    );
+    await screenshot(page, "console-chatbus");
+
+    await page.selectOption("#thread-state", "review");
+    await page.waitForFunction(() =>
+      document.querySelector("#topic-meta")?.textContent?.includes("review")
+    );
+    assert.equal((await chat.ok("thread_get", { thread_id: alice.threadId })).status, "review");
     assert.deepEqual(errors, []);
   },
 });

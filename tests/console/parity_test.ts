@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { guardPolicy } from "../../lib/transports/http/guard.ts";
 import { createHttpHandler } from "../../lib/transports/http/handler.ts";
 import type { TestBus } from "../_helpers/bus.ts";
+import { connectAgent, post } from "../_helpers/chat.ts";
 import { connectInProcess } from "../_helpers/in_process.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -18,6 +19,8 @@ type Args = Record<string, unknown>;
 /** A tool and the route that does the same, and how each is called with `args`. */
 interface Pair {
   tool: string;
+  /** The profile that has the tool (default peer). */
+  profile?: "chatbus";
   toolArgs(args: Args, topicId: string): Args;
   route(args: Args, topicId: string): Request;
   cases: Args[];
@@ -108,6 +111,27 @@ const PAIRS: Pair[] = [
       { content: "the wrong field name" },
     ],
   },
+  {
+    tool: "thread_set_state",
+    profile: "chatbus",
+    toolArgs: (args, topicId) => ({ thread_id: topicId, ...args }),
+    route: (args, topicId) => postJson(`/api/threads/${topicId}/state`, args),
+    cases: [{ state: "review" }, { state: "closed" }, { state: 5 }, {}, { state: "done", x: 1 }],
+  },
+  {
+    tool: "thread_close",
+    profile: "chatbus",
+    toolArgs: (args, topicId) => ({ thread_id: topicId, ...args }),
+    route: (args, topicId) => postJson(`/api/threads/${topicId}/close`, args),
+    cases: [{ summary: long(16_385) }, { summary: 3 }, { summary: "shipped" }, {}],
+  },
+  {
+    tool: "thread_archive",
+    profile: "chatbus",
+    toolArgs: (args, topicId) => ({ thread_id: topicId, ...args }),
+    route: (args, topicId) => postJson(`/api/threads/${topicId}/archive`, args),
+    cases: [{}],
+  },
 ];
 
 /** The HTTP handler of `bus`'s runtime, in process. */
@@ -128,6 +152,7 @@ Deno.test("each REST route accepts and refuses exactly what its tool does", asyn
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
   await using mcp = await connectInProcess(path, "peer");
+  await using chat = await connectInProcess(path, "chatbus");
   const handler = handlerFor(mcp.bus);
   try {
     const created = await mcp.client.callTool({ name: "topic_create", arguments: { name: "p" } });
@@ -139,7 +164,8 @@ Deno.test("each REST route accepts and refuses exactly what its tool does", asyn
     let compared = 0;
     for (const pair of PAIRS) {
       for (const args of pair.cases) {
-        const result = await mcp.client.callTool({
+        const client = pair.profile === "chatbus" ? chat.client : mcp.client;
+        const result = await client.callTool({
           name: pair.tool,
           arguments: pair.toolArgs(args, topicId),
         });
@@ -171,6 +197,11 @@ Deno.test("the OpenAPI document describes routes that exist and take what it say
   try {
     const created = await mcp.client.callTool({ name: "topic_create", arguments: { name: "d" } });
     const topicId = (created.structuredContent as { topic_id: string }).topic_id;
+    await using chat = await connectInProcess(`${tmp.path}/bus.sqlite`, "chatbus");
+    const agent = await connectAgent(chat, "d");
+    const imageId = (await post(agent, "a picture", {
+      metadata: { attachments: [{ type: "image", mimeType: "image/png", data: "iVBORw0KGgo=" }] },
+    })).msg_id as string;
     const doc = await (await handler.handle(
       new Request(`${BASE}/api/openapi.json`, {
         headers: HOST,
@@ -182,7 +213,8 @@ Deno.test("the OpenAPI document describes routes that exist and take what it say
     for (const [template, methods] of Object.entries(doc.paths)) {
       if (template === "/api/events") continue; // a stream: tested in events_test.ts
       for (const [method, op] of Object.entries(methods)) {
-        const path = template.replace("{id}", topicId);
+        const path = template.replace("{id}", topicId).replace("{message_id}", imageId)
+          .replace("{n}", "0");
         const url = new URL(`${BASE}${path}`);
         for (const parameter of op.parameters ?? []) {
           // after_seq and before_seq exclude each other (the route says so); after_seq is tried.

@@ -13,6 +13,7 @@ import { BusError, invalidArgument } from "../../errors.ts";
 import { DEFAULTS } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 import { getAgent, invalidateReplyTokens, threadByName, touchAgent } from "../../store/chat.ts";
+import { setCursor } from "../../store/cursors.ts";
 import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
 import { displayName, registerAgent, type RegisterArgs, resumeAgent } from "./agents.ts";
@@ -116,6 +117,12 @@ export async function busConnect(
       topicId: view.topic_id,
       agentId,
       source: "bus_connect",
+    });
+    setCursor(bus.store, {
+      topicId: view.topic_id,
+      agentName: agentRow.name,
+      lastSeq: sync.current_seq,
+      now: bus.now(),
     });
     return { view, created, agentRow, sync };
   });

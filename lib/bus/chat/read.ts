@@ -37,6 +37,7 @@ import {
   removeReaction,
   touchAgent,
 } from "../../store/chat.ts";
+import { clearWaiting, markWaiting, setCursor } from "../../store/cursors.ts";
 import { latestSeq } from "../../store/messages.ts";
 import type { Store } from "../../store/mod.ts";
 import { type Bus, write } from "../mod.ts";
@@ -189,17 +190,24 @@ export async function waitMessages(
       !latestIssuedToken(bus.store, { topicId, agentId }) && args.after_seq < latest;
     const refresh = agentId !== undefined && refreshRequest(bus.store, { topicId, agentId });
     const waits = !found && !refresh && !behindWithoutToken && timeoutSeconds > 0;
-    if (agentId !== undefined) {
+    if (agent !== undefined) {
       const now = bus.now();
-      touchAgent(bus.store, { agentId, activity: "msg_wait", now, heartbeat: true });
+      touchAgent(bus.store, {
+        agentId: agent.agent_id,
+        activity: "msg_wait",
+        now,
+        heartbeat: true,
+      });
       if (waits) {
         enterChatWait(bus.store, {
           topic_id: topicId,
-          agent_id: agentId,
+          agent_id: agent.agent_id,
           entered_at: now,
           timeout_ms: args.timeout_ms,
           until: now + timeoutSeconds,
         });
+        // The console's presence shows it waiting, like a peer in `sync`.
+        markWaiting(bus.store, { topicId, agentName: agent.name, until: now + timeoutSeconds });
       }
     }
     return { latest, found, waits, fast: !found && !waits && timeoutSeconds > 0 };
@@ -211,8 +219,11 @@ export async function waitMessages(
     try {
       rows = await waitFor(bus, () => bus.store.read(matching), timeoutSeconds, options);
     } catch (error) {
-      if (agentId !== undefined) {
-        await write(bus, () => exitChatWait(bus.store, { topicId, agentId })).catch(() => {});
+      if (agent !== undefined) {
+        await write(bus, () => {
+          exitChatWait(bus.store, { topicId, agentId: agent.agent_id });
+          clearWaiting(bus.store, { topicId, agentName: agent.name });
+        }).catch(() => {});
       }
       throw error;
     }
@@ -227,6 +238,7 @@ export async function waitMessages(
       sync = issueSyncContext(bus, session, { topicId, agentId: null, source: "msg_wait" });
     } else {
       exitChatWait(store, { topicId, agentId });
+      clearWaiting(store, { topicId, agentName: agent!.name });
       clearRefreshRequest(store, { topicId, agentId });
       if (page.length > 0) touchAgent(store, { agentId, activity: "msg_received", now });
       if (page.length === 0 && latestSeq(store, topicId) === start.latest) {
@@ -240,6 +252,10 @@ export async function waitMessages(
     // Cut to the result budget: the context stops at the last message delivered, so a post
     // with it fails with the rest of them instead of skipping them.
     if (cut) sync = { ...sync, current_seq: page.at(-1)!.seq };
+    // Its read position, for presence in the console and `topic_presence`.
+    if (agent !== undefined) {
+      setCursor(store, { topicId, agentName: agent.name, lastSeq: sync.current_seq, now });
+    }
     return {
       messages: listed_(store, page),
       sync,

@@ -157,3 +157,14 @@ export const profileShape = {
     "A2A-style skills: {id, name, description?, tags?, examples?}",
   ),
 };
+
+/** What the console sees of a chatbus message (`Message.chat`), for the OpenAPI document. */
+export const chatExtrasSchema = z.object({
+  author_id: z.string().nullable(),
+  role: z.string(),
+  priority: z.string(),
+  edit_version: z.int(),
+  edited_at: z.number().nullable(),
+  reactions: z.array(z.object({ reaction: z.string(), agent_id: z.string() })),
+  attachments: z.array(z.string()).describe("MIME types; GET /api/messages/{id}/attachments/{n}"),
+});

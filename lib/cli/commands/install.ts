@@ -29,11 +29,12 @@ import { editJson, editToml } from "../install/config_edit.ts";
 import { launchFor } from "../install/launch.ts";
 import { cleanMailAgent } from "../../bus/mail.ts";
 
-const PROFILES = ["peer", "peerbus", "teacher", "student"] as const;
+const PROFILES = ["peer", "peerbus", "teacher", "student", "chatbus"] as const;
 type InstallProfile = typeof PROFILES[number];
 
 const OPTIONS_HELP = `  --scope user|project   The user's config (default) or this project's
-  --profile PROFILE      peer (default: the topic tools), teacher, student, or peerbus
+  --profile PROFILE      peer (default: the topic tools), teacher, student, peerbus, or
+                         chatbus (AgentChatBus's tools: threads, msg_post, msg_wait, ...)
   --agent NAME           The peer name (peerbus, required) or who asks/answers (teacher, student)
   --name NAME            The server's name in the client (default agent-bus, or agent-bus-PROFILE)
   --dry-run              Show what would change; write nothing
@@ -115,6 +116,7 @@ function profileArgs(profile: InstallProfile, agent: string | undefined): string
     return ["--profile", "peerbus", ...named];
   }
   if (profile === "teacher" || profile === "student") return ["--role", profile, ...named];
+  if (profile === "chatbus") return ["--profile", "chatbus"];
   return [];
 }
 

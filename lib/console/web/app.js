@@ -178,9 +178,11 @@ function renderTopicHead() {
   const t = state.topics.get(state.current);
   if (!t) return;
   $("topic-title").textContent = t.name;
+  const threadState = t.status === "closed" ? "closed" : t.thread_state ?? "discuss";
   $("topic-meta").textContent = `${t.topic_id} · ${t.status}${
     t.close_reason ? ` (${t.close_reason})` : ""
-  } · ${t.messages} messages`;
+  } · ${threadState} · ${t.messages} messages`;
+  $("thread-state").value = t.status === "closed" ? "" : threadState;
   const base = `/api/topics/${encodeURIComponent(t.topic_id)}/export`;
   $("export-md").href = `${base}?format=markdown`;
   $("export-json").href = `${base}?format=json`;
@@ -210,6 +212,54 @@ function renderPresence() {
   );
 }
 
+/** Badges of a chatbus message: priority, handoff, stop reason, edits. */
+function chatBadges(m) {
+  const badges = [];
+  const meta = m.metadata ?? {};
+  if (m.chat?.priority && m.chat.priority !== "normal") {
+    badges.push(el("span", { class: `badge priority-${m.chat.priority}`, text: m.chat.priority }));
+  }
+  if (typeof meta.handoff_target === "string") {
+    badges.push(el("span", { class: "badge handoff", text: `→ ${meta.handoff_target}` }));
+  }
+  if (typeof meta.stop_reason === "string") {
+    badges.push(el("span", { class: "badge stop", text: `■ ${meta.stop_reason}` }));
+  }
+  if (m.chat?.edit_version > 0) {
+    badges.push(el("span", {
+      class: "badge edited",
+      title: `edited ${m.chat.edit_version} time(s)`,
+      text: "edited",
+    }));
+  }
+  return badges;
+}
+
+/** Images and reactions under a chatbus message. */
+function chatFooter(m) {
+  if (!m.chat) return null;
+  const images = m.chat.attachments.map((mime, n) =>
+    el("img", {
+      class: "attachment",
+      alt: `attachment ${n + 1} (${mime})`,
+      loading: "lazy",
+      src: `/api/messages/${encodeURIComponent(m.message_id)}/attachments/${n}`,
+    })
+  );
+  const counts = new Map();
+  for (const r of m.chat.reactions) counts.set(r.reaction, (counts.get(r.reaction) ?? 0) + 1);
+  const reactions = [...counts].map(([reaction, n]) =>
+    el("span", { class: "reaction", text: n > 1 ? `${reaction} ${n}` : reaction })
+  );
+  if (images.length === 0 && reactions.length === 0) return null;
+  return el(
+    "div",
+    { class: "chat-footer" },
+    images.length ? el("div", { class: "attachments" }, ...images) : null,
+    reactions.length ? el("div", { class: "reactions" }, ...reactions) : null,
+  );
+}
+
 function messageNode(m) {
   const replied = m.reply_to ? state.messages.get(m.reply_to) : undefined;
   const body = el("div", { class: "body" });
@@ -232,6 +282,7 @@ function messageNode(m) {
       }),
       senderTag(m.sender),
       m.message_type !== "message" ? el("span", { class: "type", text: m.message_type }) : null,
+      ...chatBadges(m),
       time(m.created_at),
       m.reply_to
         ? el("a", {
@@ -246,6 +297,7 @@ function messageNode(m) {
       el("button", { type: "button", class: "reply", onclick: () => startReply(m), text: "Reply" }),
     ),
     body,
+    chatFooter(m),
   );
 }
 
@@ -475,6 +527,17 @@ async function main() {
     $("new-topic-name").value = "";
     state.topics.set(topic.topic_id, topic);
     location.hash = `/topic/${encodeURIComponent(topic.topic_id)}`;
+  });
+  $("thread-state").addEventListener("change", async (event) => {
+    const thread = await post(`/api/threads/${encodeURIComponent(state.current)}/state`, {
+      state: event.target.value,
+    });
+    const topic = state.topics.get(thread.thread_id);
+    if (topic) {
+      state.topics.set(thread.thread_id, { ...topic, status: "open", thread_state: thread.status });
+    }
+    renderTopicHead();
+    renderTopics();
   });
   $("close-topic").addEventListener("click", async () => {
     const reason = prompt("Close this topic? Reason (optional):");
