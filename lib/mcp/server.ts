@@ -22,6 +22,7 @@ import { z } from "zod";
 import type { Bus } from "../bus/mod.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { PACKAGE_VERSION } from "../version.ts";
+import { attachChatResources, CHAT_CAPABILITIES } from "./chat_resources.ts";
 import { attachMailboxPush, pushCapabilities, type PushMode } from "./mailbox_push.ts";
 import { profile, type ProfileName } from "./profiles.ts";
 import { ProtocolServer } from "./protocol_server.ts";
@@ -79,10 +80,19 @@ export function createServer(
   const hasMailbox = profileName === "peerbus" || profileName === "mailbox";
   const push = hasMailbox && options.agent ? options.push ?? "resources" : "none";
   const runner = createToolRunner(profileName, deps, options);
+  const chat = profileName === "chatbus";
   const server = new ProtocolServer(
     { name: options.serverName ?? "agent-bus", version: PACKAGE_VERSION },
-    { capabilities: { tools: { listChanged: false }, ...pushCapabilities(push) }, instructions },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        ...pushCapabilities(push),
+        ...(chat ? CHAT_CAPABILITIES : {}),
+      },
+      instructions,
+    },
   );
+  if (chat) attachChatResources(server, bus);
   const stopPush = options.agent
     ? attachMailboxPush(server, { bus, agent: options.agent, mode: push })
     : () => {};

@@ -815,3 +815,66 @@ Deno.test("bad arguments to every chatbus tool come back as structured INVALID_A
     assert.equal(error.code, "INVALID_ARGUMENT", `${tool.name}: ${textOf(result)}`);
   }
 });
+
+Deno.test("resources (config, agents, threads, transcript, state, summary) and prompts", async () => {
+  await using clients = await twoClients();
+  const alice = await connectAgent(clients.a, "res");
+  await post(alice, "first line");
+  await post(alice, "second line");
+  const client = clients.b.client;
+  const listed = (await client.listResources()).resources.map((r) => r.uri);
+  assert.deepEqual(listed, ["chat://bus/config", "chat://agents/active", "chat://threads/active"]);
+  const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) =>
+    t.uriTemplate
+  );
+  assert.equal(templates.length, 3);
+  const read = async (uri: string) =>
+    ((await client.readResource({ uri })).contents[0] as { text: string }).text;
+  assert.equal(JSON.parse(await read("chat://bus/config")).preferred_language, "English");
+  const agents = JSON.parse(await read("chat://agents/active")) as {
+    agent_id: string;
+    token?: string;
+  }[];
+  assert.deepEqual(agents.map((a) => a.agent_id), [alice.agentId]);
+  assert.equal(agents[0]!.token, undefined);
+  assert.deepEqual(
+    (JSON.parse(await read("chat://threads/active")) as { thread_id: string }[]).map((t) =>
+      t.thread_id
+    ),
+    [alice.threadId],
+  );
+  assert.match(
+    await read(`chat://threads/${alice.threadId}/transcript`),
+    /^\[1\] .*\(user\): first line\n\[2\] .*: second line$/,
+  );
+  const state = JSON.parse(await read(`chat://threads/${alice.threadId}/state`));
+  assert.equal(state.latest_seq, 2);
+  assert.equal(state.status, "discuss");
+  await clients.a.ok("thread_close", { thread_id: alice.threadId, summary: "All done." });
+  assert.equal(await read(`chat://threads/${alice.threadId}/summary`), "All done.");
+  await assert.rejects(client.readResource({ uri: "chat://threads/nope/state" }), /not found/);
+  await assert.rejects(client.readResource({ uri: "chat://nothing" }), /Unknown resource/);
+
+  const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+  assert.deepEqual(prompts, ["summarize_thread", "handoff_to_agent"]);
+  const summary = await client.getPrompt({
+    name: "summarize_thread",
+    arguments: { topic: "res", transcript: "[1] a: hello" },
+  });
+  assert.match(
+    (summary.messages[0]!.content as { text: string }).text,
+    /decisions[\s\S]*\[1\] a: hello/,
+  );
+  const handoff = await client.getPrompt({
+    name: "handoff_to_agent",
+    arguments: { from_agent: "a", to_agent: "b", task_description: "write the tests" },
+  });
+  assert.match(
+    (handoff.messages[0]!.content as { text: string }).text,
+    /^a hands this task to b:\n\nwrite the tests/,
+  );
+  await assert.rejects(
+    client.getPrompt({ name: "handoff_to_agent", arguments: { from_agent: "a" } }),
+    /to_agent/,
+  );
+});

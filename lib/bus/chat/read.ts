@@ -119,6 +119,22 @@ export function listMessages(
   });
 }
 
+/** A thread's latest `count` messages, one line each: `[seq] author (role): content`. */
+export function transcript(bus: Bus, threadId: string, count: number): string {
+  return bus.store.read(() => {
+    const thread = requireThread(bus.store, threadId);
+    const latest = latestSeq(bus.store, thread.topic_id);
+    const rows = chatMessagesAfter(bus.store, {
+      topicId: thread.topic_id,
+      afterSeq: Math.max(0, latest - count),
+      limit: count,
+    });
+    return listed_(bus.store, rows).map(({ message }) =>
+      `[${message.seq}] ${message.author_name} (${message.role}): ${message.content}`
+    ).join("\n");
+  });
+}
+
 /** `msg_get`: one message with its reactions, or `found: false`. */
 export function getMessage(
   bus: Bus,

@@ -30,6 +30,7 @@ import {
 } from "../../store/chat.ts";
 import { deleteTopic as deleteTopicRows } from "../../store/topics.ts";
 import { bumpTopicsVersion, closeTopic } from "../../store/topics.ts";
+import { latestSeq } from "../../store/messages.ts";
 import type { Store } from "../../store/mod.ts";
 import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
@@ -281,6 +282,14 @@ export function threadList(bus: Bus, args: ThreadListArgs): {
     has_more: hasMore,
     next_cursor: hasMore ? iso(page.at(-1)!.created_at) : null,
   };
+}
+
+/** The highest seq of a thread (0 when it has none). */
+export function threadLatestSeq(bus: Bus, threadId: string): number {
+  return bus.store.read(() => {
+    requireThread(bus.store, threadId);
+    return latestSeq(bus.store, threadId);
+  });
 }
 
 /** `thread_get`. */

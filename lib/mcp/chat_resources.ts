@@ -1,0 +1,177 @@
+/**
+ * The chatbus dialect's MCP resources and prompts (research 2.4), as
+ * AgentChatBus offers them: `chat://bus/config`, `chat://agents/active`,
+ * `chat://threads/active`, and per thread `chat://threads/{id}/transcript`,
+ * `/state` and `/summary` (listed as templates, readable by URI); the
+ * prompts `summarize_thread` and `handoff_to_agent`.
+ *
+ * A transcript holds the thread's latest {@linkcode TRANSCRIPT_MESSAGES}
+ * messages, and prompt arguments are bounded, so no read is unbounded.
+ *
+ * @module
+ */
+
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { agentList } from "../bus/chat/agents.ts";
+import { busConfig } from "../bus/chat/connect.ts";
+import { transcript } from "../bus/chat/read.ts";
+import { threadGet, threadLatestSeq, threadList } from "../bus/chat/threads.ts";
+import type { Bus } from "../bus/mod.ts";
+import { BusError } from "../errors.ts";
+import type { ProtocolServer } from "./protocol_server.ts";
+
+/** Most messages a transcript resource holds (the latest ones). */
+export const TRANSCRIPT_MESSAGES = 100;
+/** Longest prompt argument. */
+const MAX_PROMPT_ARGUMENT_CHARS = 200_000;
+
+const THREAD_RESOURCE = /^chat:\/\/threads\/([^/]{1,64})\/(transcript|state|summary)$/;
+
+const PROMPTS = [
+  {
+    name: "summarize_thread",
+    description: "Summarize a thread: its decisions, conclusions and open questions",
+    arguments: [
+      { name: "topic", description: "The thread's topic", required: true },
+      { name: "transcript", description: "The thread's transcript", required: true },
+    ],
+  },
+  {
+    name: "handoff_to_agent",
+    description: "Hand a task over to another agent",
+    arguments: [
+      { name: "from_agent", description: "Who hands the task over", required: true },
+      { name: "to_agent", description: "Who takes it", required: true },
+      { name: "task_description", description: "The task", required: true },
+      { name: "context", description: "What the other agent needs to know", required: false },
+    ],
+  },
+];
+
+/** The capabilities {@linkcode attachChatResources} serves. */
+export const CHAT_CAPABILITIES = { resources: {}, prompts: {} };
+
+/** Serve the chatbus resources and prompts on `server`. */
+export function attachChatResources(server: ProtocolServer, bus: Bus): void {
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: [
+      {
+        uri: "chat://bus/config",
+        name: "Bus configuration",
+        mimeType: "application/json",
+      },
+      { uri: "chat://agents/active", name: "Agents online now", mimeType: "application/json" },
+      {
+        uri: "chat://threads/active",
+        name: "Threads not closed or archived",
+        mimeType: "application/json",
+      },
+    ],
+  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: "chat://threads/{thread_id}/transcript",
+        name: "A thread's transcript (latest messages), one line per message",
+        mimeType: "text/plain",
+      },
+      {
+        uriTemplate: "chat://threads/{thread_id}/state",
+        name: "A thread's status and latest seq",
+        mimeType: "application/json",
+      },
+      {
+        uriTemplate: "chat://threads/{thread_id}/summary",
+        name: "A thread's closing summary",
+        mimeType: "text/plain",
+      },
+    ],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    const uri = request.params.uri;
+    const text = (body: string, mimeType = "text/plain") => ({
+      contents: [{ uri, mimeType, text: body }],
+    });
+    const json = (value: unknown) => text(JSON.stringify(value), "application/json");
+    if (uri === "chat://bus/config") return json(busConfig(bus));
+    if (uri === "chat://agents/active") return json(agentList(bus).filter((a) => a.is_online));
+    if (uri === "chat://threads/active") {
+      return json(threadList(bus, {}).threads.filter((t) => t.status !== "closed"));
+    }
+    const match = uri.length <= 200 ? THREAD_RESOURCE.exec(uri) : null;
+    if (!match) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri.slice(0, 200)}`);
+    }
+    const [, threadId, part] = match;
+    try {
+      const thread = { ...threadGet(bus, threadId!), latest_seq: threadLatestSeq(bus, threadId!) };
+      if (part === "summary") return text(thread.summary ?? "");
+      if (part === "state") {
+        return json({
+          thread_id: thread.thread_id,
+          topic: thread.topic,
+          status: thread.status,
+          latest_seq: thread.latest_seq,
+          created_at: thread.created_at,
+        });
+      }
+      return text(transcript(bus, thread.thread_id, TRANSCRIPT_MESSAGES));
+    } catch (error) {
+      if (error instanceof BusError) throw new McpError(ErrorCode.InvalidParams, error.message);
+      throw error;
+    }
+  });
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }));
+  server.setRequestHandler(GetPromptRequestSchema, (request) => {
+    const args = request.params.arguments ?? {};
+    const arg = (name: string, required = true): string => {
+      const value = args[name];
+      if (value === undefined && !required) return "";
+      if (typeof value !== "string" || (required && !value.trim())) {
+        throw new McpError(ErrorCode.InvalidParams, `Argument ${name} is required`);
+      }
+      if (value.length > MAX_PROMPT_ARGUMENT_CHARS) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Argument ${name} exceeds max length (${MAX_PROMPT_ARGUMENT_CHARS})`,
+        );
+      }
+      return value;
+    };
+    const user = (text: string) => ({
+      messages: [{ role: "user" as const, content: { type: "text" as const, text } }],
+    });
+    if (request.params.name === "summarize_thread") {
+      return user(
+        `Summarize the thread "${arg("topic")}". List the decisions made, the conclusions ` +
+          `reached, and the questions still open, each with who raised it.\n\n` +
+          `Transcript:\n${arg("transcript")}`,
+      );
+    }
+    if (request.params.name === "handoff_to_agent") {
+      const context = arg("context", false);
+      return user(
+        `${arg("from_agent")} hands this task to ${arg("to_agent")}:\n\n${
+          arg("task_description")
+        }` +
+          (context ? `\n\nContext:\n${context}` : "") +
+          `\n\n${
+            arg("to_agent")
+          }: confirm in the thread that you take it, then report progress there.`,
+      );
+    }
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Unknown prompt ${request.params.name.slice(0, 100)}`,
+    );
+  });
+}
