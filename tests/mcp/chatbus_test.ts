@@ -1,23 +1,35 @@
 /**
- * The chatbus dialect (seed 002) through the SDK client, in process, with
- * one server (and one database connection) per agent on a shared file:
- * the research file's black-box checklist (3.2) as far as the seed covers
- * it. Real server processes (cross-process wake, HTTP, a v6.3 peer beside
- * chatbus agents): tests/transports/chatbus_process_test.ts.
+ * The chatbus dialect (seed 002) through the SDK client: the research
+ * file's black-box checklist (3.2) as far as the seed covers it. The sync
+ * protocol (connect, strict posting, races, waits, anonymous authors) runs
+ * against real server processes over stdio, one per agent, sharing a
+ * database file; the rest in process, each client with its own server and
+ * database connection. Cross-process wake-ups, HTTP, and a v6.3 peer and a person beside
+ * chatbus agents: tests/transports/chatbus_process_test.ts.
  */
 
 import assert from "node:assert/strict";
 import { connectAgent, post, unpackBlocks, wait } from "../_helpers/chat.ts";
 import { connectInProcess } from "../_helpers/in_process.ts";
-import { textOf } from "../_helpers/peer.ts";
+import { startPeer, textOf } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
-/** Two chatbus clients (each its own server and connection) on one fresh database. */
-async function twoClients(env: Record<string, string> = {}) {
+/**
+ * Two chatbus servers on one fresh database, each with a connected client:
+ * real processes over stdio for the sync protocol, or in this process
+ * (each its own server and database connection) for the rest.
+ */
+async function twoClients(
+  options: { processes?: boolean; env?: Record<string, string> } = {},
+) {
   const tmp = await tmpDir();
   const dbPath = `${tmp.path}/bus.sqlite`;
-  const a = await connectInProcess(dbPath, "chatbus", { env });
-  const b = await connectInProcess(dbPath, "chatbus", { env });
+  const env = options.env ?? {};
+  const one = () =>
+    options.processes
+      ? startPeer({ dbPath, env, args: ["--profile", "chatbus"] })
+      : connectInProcess(dbPath, "chatbus", { env });
+  const [a, b] = await Promise.all([one(), one()]);
   return {
     a,
     b,
@@ -79,7 +91,7 @@ Deno.test("the chatbus profile lists every tool of seed 002 with underscore name
 });
 
 Deno.test("bus_connect creates a thread by name, a second agent joins it, and ids and templates are checked", async () => {
-  await using clients = await twoClients();
+  await using clients = await twoClients({ processes: true });
   const alice = await connectAgent(clients.a, "design", {
     system_prompt: "Only talk about the API.",
   });
@@ -142,7 +154,7 @@ Deno.test("bus_connect creates a thread by name, a second agent joins it, and id
 });
 
 Deno.test("msg_post: strict sync fields, chained tokens, replay, foreign tokens and stale seqs", async () => {
-  await using clients = await twoClients();
+  await using clients = await twoClients({ processes: true });
   const alice = await connectAgent(clients.a, "sync");
   const bob = await connectAgent(clients.b, "sync");
   const base = { thread_id: alice.threadId, author: alice.agentId, content: "hi" };
@@ -225,7 +237,7 @@ Deno.test("msg_post: strict sync fields, chained tokens, replay, foreign tokens 
 });
 
 Deno.test("two agents holding the same seq: the first post wins, the second recovers through msg_wait", async () => {
-  await using clients = await twoClients();
+  await using clients = await twoClients({ processes: true });
   const alice = await connectAgent(clients.a, "race");
   const bob = await connectAgent(clients.b, "race");
   const carolClient = clients.b;
@@ -276,7 +288,7 @@ Deno.test("two agents holding the same seq: the first post wins, the second reco
 });
 
 Deno.test("msg_wait: returns what is there, blocks when caught up or alone, reuses its token on timeouts", async () => {
-  await using clients = await twoClients();
+  await using clients = await twoClients({ processes: true });
   const alice = await connectAgent(clients.a, "waits");
   // A lone agent in an empty thread waits (no fast return) and gets the same token each timeout.
   const lone1 = await wait(alice, { timeoutMs: 300 });
@@ -361,7 +373,7 @@ Deno.test("msg_wait for_agent returns only messages handed off to that agent", a
 });
 
 Deno.test("anonymous authors post with unbound tokens; a registered agent cannot borrow one", async () => {
-  await using clients = await twoClients();
+  await using clients = await twoClients({ processes: true });
   const alice = await connectAgent(clients.a, "anon");
   const raw = await clients.b.call("msg_wait", {
     thread_id: alice.threadId,
@@ -446,7 +458,7 @@ Deno.test("messages: closed threads, reply_to, priority, stop_reason, mentions, 
 });
 
 Deno.test("images round-trip as image blocks; data URLs, include_attachments=false and the size bound", async () => {
-  await using clients = await twoClients({ AGENT_BUS_MAX_ATTACHMENT_BYTES: "1024" });
+  await using clients = await twoClients({ env: { AGENT_BUS_MAX_ATTACHMENT_BYTES: "1024" } });
   const alice = await connectAgent(clients.a, "pics");
   const png = btoa(String.fromCharCode(...new Uint8Array(64).map((_, i) => i)));
   await post(alice, "a diagram", {

@@ -118,3 +118,47 @@ Deno.test("the chatbus tools over Streamable HTTP, at /chatbus/mcp and at /mcp w
   const back = await wait(alice);
   assert.deepEqual(back.messages.map((m) => m.content), ["and back"]);
 });
+
+Deno.test("msg_wait sends progress notifications, and a cancelled one stops and leaves no wait state", async () => {
+  await using tmp = await tmpDir();
+  const dbPath = `${tmp.path}/bus.sqlite`;
+  await using a = await startPeer({
+    dbPath,
+    args: CHATBUS,
+    env: { AGENT_BUS_PROGRESS_SECONDS: "1" },
+  });
+  const alice = await connectAgent(a, "patience");
+  const progress: { progress: number; total?: number }[] = [];
+  const timedOut = await a.call("msg_wait", {
+    thread_id: alice.threadId,
+    after_seq: alice.seq,
+    timeout_ms: 2000,
+    agent_id: alice.agentId,
+    token: alice.token,
+  }, { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true, timeoutMs: 30_000 });
+  assert.notEqual(timedOut.isError, true);
+  assert.ok(progress.length >= 1, "at least one progress notification in 2 s, one a second");
+  assert.equal(progress[0]!.total, 2);
+
+  const controller = new AbortController();
+  const cancelled = a.call("msg_wait", {
+    thread_id: alice.threadId,
+    after_seq: alice.seq,
+    timeout_ms: 60_000,
+    agent_id: alice.agentId,
+    token: alice.token,
+  }, { signal: controller.signal }).catch((error: Error) => error);
+  for (let i = 0; i < 500; i++) {
+    if ((await a.ok("thread_wait_state_get", { thread_id: alice.threadId })).count === 1) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const started = performance.now();
+  controller.abort();
+  assert.ok((await cancelled) instanceof Error, "the client sees its call cancelled");
+  for (let i = 0; i < 500; i++) {
+    if ((await a.ok("thread_wait_state_get", { thread_id: alice.threadId })).count === 0) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.equal((await a.ok("thread_wait_state_get", { thread_id: alice.threadId })).count, 0);
+  assert.ok(performance.now() - started < 10_000);
+});
