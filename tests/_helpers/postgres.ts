@@ -1,0 +1,100 @@
+/**
+ * A throwaway PostgreSQL cluster for tests: `initdb` into a temp dir, a
+ * server on a free loopback port (and a socket in that dir), one database,
+ * and everything removed afterwards. Nothing depends on a system-wide
+ * server. PostgreSQL refuses to run as root, so as root the cluster runs
+ * as the `postgres` user the Debian package creates.
+ *
+ * @module
+ */
+
+import { tmpDir } from "./tmp.ts";
+
+/** A running cluster. */
+export interface Postgres extends AsyncDisposable {
+  /** `postgres://bus@127.0.0.1:PORT/bus` (trust authentication on loopback). */
+  url: string;
+  port: number;
+  /** Stop the server (`immediate`: as if it crashed) and keep the data. */
+  stop(mode?: "fast" | "immediate"): Promise<void>;
+  /** Start it again on the same port and data. */
+  start(): Promise<void>;
+}
+
+/** Where the server binaries are, or why there are none. */
+export async function postgresBin(): Promise<{ dir: string } | { unavailable: string }> {
+  const root = "/usr/lib/postgresql";
+  try {
+    const versions: number[] = [];
+    for await (const entry of Deno.readDir(root)) {
+      if (/^\d+$/.test(entry.name)) versions.push(Number(entry.name));
+    }
+    if (versions.length === 0) throw new Error("no version");
+    return { dir: `${root}/${Math.max(...versions)}/bin` };
+  } catch {
+    return { unavailable: "PostgreSQL is not installed (apt-get install postgresql)" };
+  }
+}
+
+/** Start a fresh cluster with a database `bus` owned by the role `bus`. */
+export async function startPostgres(): Promise<Postgres> {
+  const bin = await postgresBin();
+  if ("unavailable" in bin) throw new Error(bin.unavailable);
+  const dir = await tmpDir("agent-bus-pg-");
+  const data = `${dir.path}/data`;
+  const asRoot = Deno.uid() === 0;
+  const owner = asRoot ? await userIds("postgres") : undefined;
+  if (owner) await Deno.chown(dir.path, owner.uid, owner.gid);
+  const run = async (program: string, args: string[]) => {
+    const [command, argv] = owner
+      ? ["runuser", ["-u", "postgres", "--", `${bin.dir}/${program}`, ...args]]
+      : [`${bin.dir}/${program}`, args];
+    const output = await new Deno.Command(command, { args: argv, stdout: "piped", stderr: "piped" })
+      .output();
+    if (!output.success) {
+      throw new Error(`${program} failed: ${new TextDecoder().decode(output.stderr)}`);
+    }
+  };
+  await run("initdb", ["-D", data, "-U", "bus", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+  const port = freePort();
+  const options = `-p ${port} -k ${dir.path} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  const start = () =>
+    run("pg_ctl", ["-D", data, "-o", options, "-l", `${dir.path}/server.log`, "-w", "start"]);
+  const stop = (mode: "fast" | "immediate" = "fast") =>
+    run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
+  await start();
+  await run("createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "bus", "bus"]);
+  let running = true;
+  return {
+    url: `postgres://bus@127.0.0.1:${port}/bus`,
+    port,
+    async stop(mode) {
+      await stop(mode);
+      running = false;
+    },
+    async start() {
+      await start();
+      running = true;
+    },
+    async [Symbol.asyncDispose]() {
+      if (running) await stop("immediate").catch(() => {});
+      await dir[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** A loopback port nobody listens on right now. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+async function userIds(name: string): Promise<{ uid: number; gid: number }> {
+  const passwd = await Deno.readTextFile("/etc/passwd");
+  const line = passwd.split("\n").find((l) => l.startsWith(`${name}:`));
+  if (!line) throw new Error(`No user ${name}: install Debian's postgresql package`);
+  const [, , uid, gid] = line.split(":");
+  return { uid: Number(uid), gid: Number(gid) };
+}
