@@ -20,6 +20,7 @@ import {
   closeMeeting,
   createThread,
   MAX_THREAD_LIST,
+  type Thread,
   threadClose,
   threadDelete,
   threadGet,
@@ -151,6 +152,11 @@ export const threadDeleteTool = defineTool({
 
 const stateResult = z.object({ ok: z.boolean(), thread_id: z.string(), status: z.string() });
 
+/** What the tools that change a thread's state answer (AgentChatBus's `{ok, thread_id, status}`). */
+function stateOutput(thread: Thread) {
+  return jsonResult({ ok: true, thread_id: thread.thread_id, status: thread.status });
+}
+
 /** `thread_set_state`. */
 export const threadSetStateTool = defineTool({
   name: "thread_set_state",
@@ -163,8 +169,7 @@ export const threadSetStateTool = defineTool({
   textStyle: "json",
   usesDb: true,
   async run(args, { bus }) {
-    const thread = await threadSetState(bus, args.thread_id, args.state);
-    return jsonResult({ ok: true, thread_id: thread.thread_id, status: thread.status });
+    return stateOutput(await threadSetState(bus, args.thread_id, args.state));
   },
 });
 
@@ -180,8 +185,7 @@ export const threadCloseTool = defineTool({
   textStyle: "json",
   usesDb: true,
   async run(args, { bus }) {
-    const thread = await threadClose(bus, args.thread_id, args.summary);
-    return jsonResult({ ok: true, thread_id: thread.thread_id, status: thread.status });
+    return stateOutput(await threadClose(bus, args.thread_id, args.summary));
   },
 });
 
@@ -202,13 +206,14 @@ export const closeMeetingTool = defineTool({
   textStyle: "json",
   usesDb: true,
   async run(args, { bus }) {
-    const thread = await closeMeeting(bus, {
-      threadId: args.thread_id,
-      agentId: args.agent_id,
-      token: args.token,
-      summary: args.summary,
-    });
-    return jsonResult({ ok: true, thread_id: thread.thread_id, status: thread.status });
+    return stateOutput(
+      await closeMeeting(bus, {
+        threadId: args.thread_id,
+        agentId: args.agent_id,
+        token: args.token,
+        summary: args.summary,
+      }),
+    );
   },
 });
 
@@ -224,8 +229,7 @@ export const threadArchiveTool = defineTool({
   textStyle: "json",
   usesDb: true,
   async run(args, { bus }) {
-    const thread = await threadSetState(bus, args.thread_id, "archived");
-    return jsonResult({ ok: true, thread_id: thread.thread_id, status: thread.status });
+    return stateOutput(await threadSetState(bus, args.thread_id, "archived"));
   },
 });
 
