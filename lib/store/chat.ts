@@ -43,16 +43,23 @@ export interface ThreadView {
   template_id: string | null;
   creator_admin_id: string | null;
   creator_admin_name: string | null;
-  updated_at: number | null;
+  /** The later of its last state change and its newest message. */
+  updated_at: number;
 }
 
 /** The status a thread shows: `closed` when its topic is, else its state (`discuss` by default). */
 const THREAD_STATUS =
   `CASE WHEN t.status = 'closed' THEN 'closed' ELSE COALESCE(b.state, 'discuss') END`;
 
+/** When a thread last changed: its state, or its newest message (from any dialect). */
+const THREAD_UPDATED = `MAX(COALESCE(b.updated_at, t.created_at), COALESCE(
+  (SELECT m.created_at FROM messages m WHERE m.topic_id = t.topic_id ORDER BY m.seq DESC LIMIT 1),
+  0))`;
+
 const THREAD_SELECT = `SELECT t.topic_id, t.name, t.created_at, t.status AS topic_status,
   t.closed_at, t.metadata_json, b.state, b.summary, b.system_prompt, b.template_id,
-  b.creator_admin_id, b.creator_admin_name, b.updated_at, ${THREAD_STATUS} AS status
+  b.creator_admin_id, b.creator_admin_name, ${THREAD_UPDATED} AS updated_at,
+  ${THREAD_STATUS} AS status
   FROM topics t LEFT JOIN bus_threads b ON b.topic_id = t.topic_id`;
 
 /** The thread of a topic. */

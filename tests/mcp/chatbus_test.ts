@@ -616,6 +616,13 @@ Deno.test("threads: list pages newest first, states, archive, close_meeting, del
     string
   >;
   assert.equal(t.created_at, t.updated_at);
+  await new Promise((r) => setTimeout(r, 5));
+  await post(admin, "a post moves updated_at");
+  const posted = (await clients.b.ok("thread_get", { thread_id: admin.threadId })) as Record<
+    string,
+    string
+  >;
+  assert.ok(posted.updated_at! > t.updated_at!, `${posted.updated_at} > ${t.updated_at}`);
   await clients.b.ok("thread_set_state", { thread_id: admin.threadId, state: "implement" });
   const moved = (await clients.b.ok("thread_get", { thread_id: admin.threadId })) as Record<
     string,
@@ -889,4 +896,28 @@ Deno.test("resources (config, agents, threads, transcript, state, summary) and p
     client.getPrompt({ name: "handoff_to_agent", arguments: { from_agent: "a" } }),
     /to_agent/,
   );
+});
+
+Deno.test("bus_connect's history: after_seq filters it, and a long one is cut with a context that stops there", async () => {
+  await using clients = await twoClients();
+  const alice = await connectAgent(clients.a, "history");
+  for (let i = 1; i <= 120; i++) await post(alice, `message ${i}: ${"words ".repeat(20)}`);
+  const late = await connectAgent(clients.b, "history", { after_seq: 115 });
+  const seqs = (late.result.messages as { seq: number }[]).map((m) => m.seq);
+  assert.deepEqual(seqs, [116, 117, 118, 119, 120], "after_seq filters (no seq-0 prompt after 0)");
+  assert.equal(late.seq, 120);
+  const early = await connectAgent(clients.b, "history");
+  const shown = (early.result.messages as { seq: number }[]).map((m) => m.seq);
+  assert.equal(shown[0], 0, "the thread's system prompt comes first");
+  assert.ok(shown.length <= 101, "at most 100 messages and the prompt");
+  assert.equal(early.result.has_more, true);
+  assert.equal(early.seq, shown.at(-1), "current_seq stops at the last message shown");
+  const stale = await clients.b.fail("msg_post", {
+    thread_id: early.threadId,
+    author: early.agentId,
+    content: "I have not read everything",
+    expected_last_seq: early.seq,
+    reply_token: early.replyToken,
+  });
+  assert.equal(stale.code, "SeqMismatchError");
 });

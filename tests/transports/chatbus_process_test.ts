@@ -117,6 +117,14 @@ Deno.test("the chatbus tools over Streamable HTTP, at /chatbus/mcp and at /mcp w
   await post(bob, "and back");
   const back = await wait(alice);
   assert.deepEqual(back.messages.map((m) => m.content), ["and back"]);
+  // Resources and prompts over HTTP too.
+  const state = await two.client.readResource({ uri: `chat://threads/${alice.threadId}/state` });
+  assert.equal(JSON.parse((state.contents[0] as { text: string }).text).latest_seq, 2);
+  const prompt = await one.client.getPrompt({
+    name: "summarize_thread",
+    arguments: { topic: "over-http", transcript: "[1] a: hello" },
+  });
+  assert.match((prompt.messages[0]!.content as { text: string }).text, /over-http/);
 });
 
 Deno.test("msg_wait sends progress notifications, and a cancelled one stops and leaves no wait state", async () => {

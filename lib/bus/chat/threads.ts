@@ -128,7 +128,7 @@ export function toThread(view: ThreadView): Thread {
     topic: view.name,
     status: view.status,
     created_at: iso(view.created_at),
-    updated_at: iso(view.updated_at ?? view.created_at),
+    updated_at: iso(view.updated_at),
     closed_at: view.closed_at === null ? null : iso(view.closed_at),
     summary: view.summary,
     system_prompt: view.system_prompt,
