@@ -306,18 +306,32 @@ export interface ReplyTokenRow {
   consumed_at: number | null;
 }
 
-/** Consumed tokens are kept this long (a replay within it is reported as a replay). */
-const CONSUMED_TOKEN_KEEP_SECONDS = 86_400;
+/**
+ * Consumed tokens are kept this long (a replay within it is reported as a
+ * replay; later, as an unknown token: both tell the agent to call msg_wait).
+ */
+const CONSUMED_TOKEN_KEEP_SECONDS = 600;
+/** Unbound tokens (anonymous msg_wait) never used are dropped after this long. */
+const UNUSED_UNBOUND_KEEP_SECONDS = 86_400;
 
-/** Store a newly issued reply token, and drop long-consumed ones of the same holder. */
+/**
+ * Store a newly issued reply token, and drop the same holder's tokens that
+ * are past keeping, so the table stays bounded however many are issued.
+ */
 export function insertReplyToken(store: Store, row: Omit<ReplyTokenRow, "consumed_at">): void {
   store.stmt(
     `INSERT INTO bus_reply_tokens (token_hash, topic_id, agent_id, source, issued_at, consumed_at)
      VALUES (?, ?, ?, ?, ?, NULL)`,
   ).run(row.token_hash, row.topic_id, row.agent_id, row.source, row.issued_at);
   store.stmt(
-    `DELETE FROM bus_reply_tokens WHERE topic_id = ? AND agent_id IS ? AND consumed_at < ?`,
-  ).run(row.topic_id, row.agent_id, row.issued_at - CONSUMED_TOKEN_KEEP_SECONDS);
+    `DELETE FROM bus_reply_tokens WHERE topic_id = ?1 AND agent_id IS ?2
+       AND (consumed_at < ?3 OR (?2 IS NULL AND consumed_at IS NULL AND issued_at < ?4))`,
+  ).run(
+    row.topic_id,
+    row.agent_id,
+    row.issued_at - CONSUMED_TOKEN_KEEP_SECONDS,
+    row.issued_at - UNUSED_UNBOUND_KEEP_SECONDS,
+  );
 }
 
 /** The token with this hash. */

@@ -672,6 +672,28 @@ Deno.test("threads: list pages newest first, states, archive, close_meeting, del
   });
   assert.equal(reopened.status, "discuss", "any state may follow closed");
 
+  // A wait in a thread that is deleted ends with THREAD_NOT_FOUND.
+  const gone = await connectAgent(clients.b, "t2");
+  const parked = clients.b.call("msg_wait", {
+    thread_id: gone.threadId,
+    after_seq: gone.seq,
+    timeout_ms: 30_000,
+    agent_id: gone.agentId,
+    token: gone.token,
+  });
+  for (let i = 0; i < 500; i++) {
+    if ((await clients.a.ok("thread_wait_state_get", { thread_id: gone.threadId })).count === 1) {
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await clients.a.ok("thread_delete", { thread_id: gone.threadId, confirm: true });
+  const ended = await parked;
+  assert.equal(
+    (ended.structuredContent as { error: { code: string } }).error.code,
+    "THREAD_NOT_FOUND",
+  );
+
   // Delete: confirm required, everything goes.
   const doomed = await connectAgent(clients.a, "t1", {
     agent_id: admin.agentId,

@@ -29,6 +29,7 @@ import {
   getAgent,
   getChatMessage,
   getReaction,
+  getThread,
   invalidateReplyTokens,
   latestIssuedToken,
   reactionsOf,
@@ -194,7 +195,9 @@ export async function waitMessages(
     if (found.length === 0 && rows.length > 0 && args.for_agent !== undefined) {
       scanFrom = rows.at(-1)!.seq;
     }
-    return found.length > 0 ? found : undefined;
+    if (found.length > 0) return found;
+    // A thread deleted meanwhile ends the wait (the final transaction says THREAD_NOT_FOUND).
+    return getThread(bus.store, topicId) ? undefined : [];
   };
 
   // One transaction decides: messages now, a fast return, or a wait (recorded for thread_wait_state_get).
@@ -246,6 +249,7 @@ export async function waitMessages(
   }
   return await write(bus, () => {
     const store = bus.store;
+    requireThread(store, topicId); // deleted while waiting: say so, and issue nothing
     const found = rows ?? [];
     const page = found.slice(0, fitting(bus, found));
     const now = bus.now();
