@@ -943,3 +943,31 @@ Deno.test("bus_connect's history: after_seq filters it, and a long one is cut wi
   });
   assert.equal(stale.code, "SeqMismatchError");
 });
+
+Deno.test("thread_list keeps a page within the result budget and pages on from there", async () => {
+  await using clients = await twoClients({ env: { AGENT_BUS_TOOL_RESULT_MAX_BYTES: "2000" } });
+  const { agent_id, token } = await clients.a.ok("agent_register", { ide: "Test", model: "m" }) as {
+    agent_id: string;
+    token: string;
+  };
+  for (let i = 0; i < 12; i++) {
+    await clients.a.ok("thread_create", {
+      topic: `t${i}`,
+      agent_id,
+      token,
+      system_prompt: "p".repeat(300),
+    });
+    await new Promise((r) => setTimeout(r, 2)); // distinct creation times for the cursor
+  }
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 12; page++) {
+    const listed = await clients.b.ok("thread_list", cursor ? { before: cursor } : {});
+    const topics = (listed.threads as { topic: string }[]).map((t) => t.topic);
+    assert.ok(topics.length < 12, "the budget cut the page");
+    seen.push(...topics);
+    if (!listed.has_more) break;
+    cursor = listed.next_cursor as string;
+  }
+  assert.deepEqual(seen, Array.from({ length: 12 }, (_, i) => `t${11 - i}`));
+});

@@ -12,6 +12,7 @@
  * @module
  */
 
+import { countWithinBudget } from "../../budget.ts";
 import { BusError, invalidArgument } from "../../errors.ts";
 import {
   chatWaits,
@@ -249,7 +250,10 @@ export interface ThreadListArgs {
   before?: string | undefined;
 }
 
-/** `thread_list`: newest first, with cursor pagination. */
+/**
+ * `thread_list`: newest first, with cursor pagination; a page also stops at
+ * the result budget (`has_more` and `next_cursor` lead on).
+ */
 export function threadList(bus: Bus, args: ThreadListArgs): {
   threads: Thread[];
   total: number;
@@ -274,8 +278,17 @@ export function threadList(bus: Bus, args: ThreadListArgs): {
       countThreads(bus.store, query),
     ] as const
   );
-  const page = rows.slice(0, limit);
-  const hasMore = rows.length > limit;
+  // Within the result budget, like every listing: the rest is on the next page.
+  const within = rows.slice(0, limit);
+  const page = within.slice(
+    0,
+    countWithinBudget(
+      within,
+      (row) => [row.name, row.summary, row.system_prompt, row.metadata_json],
+      bus.config.toolResultMaxBytes,
+    ),
+  );
+  const hasMore = rows.length > page.length;
   return {
     threads: page.map(toThread),
     total,
