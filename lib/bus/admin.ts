@@ -233,13 +233,14 @@ export function latestPosition(bus: Bus): number {
   return bus.store.read(() => lastMessagePosition(bus.store));
 }
 
-/** An agent present in a topic, and whether its `sync` is waiting right now. */
+/** An agent present in a topic, and whether it is waiting (in `sync` or `msg_wait`) or typing now. */
 export interface PresentAgent {
   agent_name: string;
   last_seq: number;
   updated_at: number;
   age_seconds: number;
   waiting: boolean;
+  typing: boolean;
 }
 
 /** Who is present where, and when that next changes by itself (an agent ages out). */
@@ -276,6 +277,7 @@ export function presenceOverview(
         updated_at: row.updated_at,
         age_seconds: Math.max(0, Math.round(now - row.updated_at)),
         waiting: row.waiting === 1,
+        typing: row.typing === 1,
       });
       next = Math.min(next, row.updated_at + windowSeconds);
     }

@@ -356,9 +356,9 @@ function presenceByTopic(bus: Bus, topicId?: string): {
   };
 }
 
-/** Same agents, each equally waiting or not (a presence refresh alone is no event). */
+/** Same agents, each equally waiting and typing or not (a presence refresh alone is no event). */
 function sameAgents(a: Agents, b: Agents): boolean {
   const key = (agents: Agents) =>
-    agents.map((agent) => `${agent.agent_name}:${agent.waiting}`).sort().join("\n");
+    agents.map((agent) => `${agent.agent_name}:${agent.waiting}:${agent.typing}`).sort().join("\n");
   return key(a) === key(b);
 }

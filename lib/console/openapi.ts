@@ -140,7 +140,11 @@ export function openApiDocument(routes: readonly RouteSpec[]): Record<string, un
             last_seq: { type: "integer" },
             updated_at: { type: "number" },
             age_seconds: { type: "number" },
-            waiting: { type: "boolean", description: "Its sync is waiting for messages now" },
+            waiting: {
+              type: "boolean",
+              description: "Its sync (or msg_wait) is waiting for messages now",
+            },
+            typing: { type: "boolean", description: "It said it is typing (agent_set_typing)" },
           },
         },
       },

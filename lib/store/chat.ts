@@ -168,7 +168,13 @@ export function reopenTopic(store: Store, topicId: string): void {
 /** Remove what the dialect keeps per thread (its messages' extras go with the messages). */
 export function deleteThreadRows(store: Store, topicId: string): void {
   for (
-    const table of ["bus_threads", "bus_reply_tokens", "bus_refresh_requests", "bus_chat_waits"]
+    const table of [
+      "bus_threads",
+      "bus_reply_tokens",
+      "bus_refresh_requests",
+      "bus_chat_waits",
+      "bus_typing",
+    ]
   ) {
     store.stmt(`DELETE FROM ${table} WHERE topic_id = ?`).run(topicId);
   }
@@ -488,6 +494,27 @@ export function isWaitingAnywhere(
     agentId,
     now,
   ) !== undefined;
+}
+
+/** Show an agent as typing in a thread until `until` (a post or `is_typing=false` ends it sooner). */
+export function setTyping(
+  store: Store,
+  { topicId, agentName, until }: { topicId: string; agentName: string; until: number },
+): void {
+  store.stmt(
+    "INSERT OR REPLACE INTO bus_typing (topic_id, agent_name, until) VALUES (?, ?, ?)",
+  ).run(topicId, agentName, until);
+}
+
+/** The agent stopped typing in a thread. */
+export function clearTyping(
+  store: Store,
+  { topicId, agentName }: { topicId: string; agentName: string },
+): void {
+  store.stmt("DELETE FROM bus_typing WHERE topic_id = ? AND agent_name = ?").run(
+    topicId,
+    agentName,
+  );
 }
 
 // ------------------------------------------------------- message extras

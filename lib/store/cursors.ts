@@ -77,6 +77,8 @@ export function recentCursors(
 /** A present peer of any topic, and whether it is waiting in `sync` now. */
 export interface PresenceRow extends CursorRow {
   waiting: 0 | 1;
+  /** A chatbus agent said it is typing (`agent_set_typing`). */
+  typing: 0 | 1;
 }
 
 /**
@@ -89,14 +91,17 @@ export function presenceSince(
 ): PresenceRow[] {
   const select = `SELECT c.*, EXISTS (
        SELECT 1 FROM bus_waiters w
-       WHERE w.topic_id = c.topic_id AND w.agent_name = c.agent_name AND w.until > ?
-     ) AS waiting
-     FROM cursors c WHERE c.updated_at >= ?`;
-  const order = "ORDER BY c.updated_at DESC, c.agent_name LIMIT ?";
+       WHERE w.topic_id = c.topic_id AND w.agent_name = c.agent_name AND w.until > ?1
+     ) AS waiting, EXISTS (
+       SELECT 1 FROM bus_typing t
+       WHERE t.topic_id = c.topic_id AND t.agent_name = c.agent_name AND t.until > ?1
+     ) AS typing
+     FROM cursors c WHERE c.updated_at >= ?2`;
+  const order = "ORDER BY c.updated_at DESC, c.agent_name LIMIT ?3";
   const rows = query.topicId === undefined
     ? store.stmt(`${select} ${order}`).all(query.now, query.since, query.limit)
-    : store.stmt(`${select} AND c.topic_id = ? ${order}`)
-      .all(query.now, query.since, query.topicId, query.limit);
+    : store.stmt(`${select} AND c.topic_id = ?4 ${order}`)
+      .all(query.now, query.since, query.limit, query.topicId);
   return rows as unknown as PresenceRow[];
 }
 
@@ -122,10 +127,11 @@ export function clearWaiting(
   );
 }
 
-/** The earliest end of a wait after `now`, if any (when presence changes by itself). */
+/** The earliest end of a wait or of typing after `now`, if any (when presence changes by itself). */
 export function nextWaitEnd(store: Store, now: number): number | undefined {
-  const row = store.stmt("SELECT MIN(until) AS t FROM bus_waiters WHERE until > ?").get(now) as {
-    t: number | null;
-  };
+  const row = store.stmt(
+    `SELECT MIN(t) AS t FROM (SELECT MIN(until) AS t FROM bus_waiters WHERE until > ?1
+       UNION ALL SELECT MIN(until) FROM bus_typing WHERE until > ?1)`,
+  ).get(now) as { t: number | null };
   return row.t ?? undefined;
 }

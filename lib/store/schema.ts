@@ -390,6 +390,12 @@ CREATE TABLE IF NOT EXISTS bus_chat_waits (
   until REAL NOT NULL,
   PRIMARY KEY (topic_id, agent_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bus_typing (
+  topic_id TEXT NOT NULL,
+  agent_name TEXT NOT NULL,
+  until REAL NOT NULL,
+  PRIMARY KEY (topic_id, agent_name)
+) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS bus_chat_after_message_delete AFTER DELETE ON messages BEGIN
   DELETE FROM bus_chat_messages WHERE message_id = old.message_id;
   DELETE FROM bus_message_edits WHERE message_id = old.message_id;

@@ -326,6 +326,17 @@ Deno.test({
     );
     await screenshot(page, "console-chatbus");
 
+    // Typing shows beside the agent's presence, live, and a post ends it.
+    await chat.ok("agent_set_typing", {
+      thread_id: alice.threadId,
+      agent_id: alice.agentId,
+      is_typing: true,
+    });
+    await page.locator("#presence .chip.typing").waitFor();
+    assert.equal(await page.locator("#presence .chip.typing .chip-state").textContent(), "typing…");
+    await post(alice, "Posted; no longer typing");
+    await page.locator("#presence .chip.typing").waitFor({ state: "detached" });
+
     await page.selectOption("#thread-state", "review");
     await page.waitForFunction(() =>
       document.querySelector("#topic-meta")?.textContent?.includes("review")

@@ -23,6 +23,7 @@ import { BusError, invalidArgument } from "../../errors.ts";
 import {
   type AgentRow,
   chatMessagesAfter,
+  clearTyping,
   consumeReplyToken,
   exitChatWait,
   getAgent,
@@ -332,6 +333,7 @@ function insertPost(
   if (agent) {
     touchAgent(store, { agentId: agent.agent_id, activity: "msg_post", now });
     exitChatWait(store, { topicId, agentId: agent.agent_id });
+    clearTyping(store, { topicId, agentName: agent.name });
     invalidateReplyTokens(store, { topicId, agentId: agent.agent_id, now });
     Object.assign(
       result,

@@ -16,7 +16,9 @@ import { countWithinBudget } from "../../budget.ts";
 import { BusError, invalidArgument } from "../../errors.ts";
 import {
   chatWaits,
+  clearTyping,
   countThreads,
+  getAgent,
   getTemplate,
   getThread,
   listTemplates,
@@ -26,6 +28,7 @@ import {
   putThread,
   reopenTopic,
   setThreadState,
+  setTyping,
   type TemplateRow,
   type ThreadView,
 } from "../../store/chat.ts";
@@ -412,6 +415,36 @@ export async function threadWaitStates(bus: Bus, threadId: string): Promise<{
     })),
     count: rows.length,
   };
+}
+
+/** How long "typing" shows without being said again. */
+export const TYPING_SECONDS = 10;
+
+/**
+ * `agent_set_typing`: show (or stop showing) that an agent is writing in a
+ * thread; the console shows it beside the agent's presence. A registered
+ * agent shows under its name; any other id as given.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export async function setAgentTyping(
+  bus: Bus,
+  args: { threadId: string; agentId: string; isTyping: boolean },
+): Promise<void> {
+  const id = cleanName(args.agentId, "agent_id", 64);
+  await write(bus, () => {
+    requireThread(bus.store, args.threadId);
+    const agentName = getAgent(bus.store, id)?.name ?? id;
+    if (args.isTyping) {
+      setTyping(bus.store, {
+        topicId: args.threadId,
+        agentName,
+        until: bus.now() + TYPING_SECONDS,
+      });
+    } else {
+      clearTyping(bus.store, { topicId: args.threadId, agentName });
+    }
+  });
 }
 
 // -------------------------------------------------------------- templates

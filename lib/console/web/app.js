@@ -197,11 +197,14 @@ function renderPresence() {
     const chip = el(
       "li",
       {
-        class: a.waiting ? "chip waiting" : "chip",
+        class: a.typing ? "chip typing" : a.waiting ? "chip waiting" : "chip",
         title: `last read #${a.last_seq}, ${ago(a.updated_at)}`,
       },
       senderTag(a.agent_name),
-      el("span", { class: "chip-state", text: a.waiting ? "waiting in sync" : ago(a.updated_at) }),
+      el("span", {
+        class: "chip-state",
+        text: a.typing ? "typing…" : a.waiting ? "waiting" : ago(a.updated_at),
+      }),
     );
     return chip;
   });

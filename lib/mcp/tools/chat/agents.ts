@@ -26,7 +26,7 @@ import {
 } from "../../../bus/chat/schemas.ts";
 import {
   requireTemplate,
-  requireThread,
+  setAgentTyping,
   templateCreate,
   templateList,
 } from "../../../bus/chat/threads.ts";
@@ -143,14 +143,19 @@ export const agentUpdateTool = defineTool({
 export const agentSetTypingTool = defineTool({
   name: "agent_set_typing",
   title: "Typing",
-  description: "Say you are (or stopped) writing a reply in a thread.",
+  description:
+    "Say you are (or stopped) writing a reply in a thread; the web console shows it for 10 s, or until you post.",
   input: z.object({ thread_id: threadIdArg, agent_id: agentIdArg, is_typing: z.boolean() }),
   output: okSchema,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   textStyle: "json",
   usesDb: true,
-  run(args, { bus }) {
-    bus.store.read(() => requireThread(bus.store, args.thread_id));
+  async run(args, { bus }) {
+    await setAgentTyping(bus, {
+      threadId: args.thread_id,
+      agentId: args.agent_id,
+      isTyping: args.is_typing,
+    });
     return jsonResult({ ok: true });
   },
 });
