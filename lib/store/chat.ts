@@ -329,15 +329,17 @@ export function insertReplyToken(store: Store, row: Omit<ReplyTokenRow, "consume
     `INSERT INTO bus_reply_tokens (token_hash, topic_id, agent_id, source, issued_at, consumed_at)
      VALUES (?, ?, ?, ?, ?, NULL)`,
   ).run(row.token_hash, row.topic_id, row.agent_id, row.source, row.issued_at);
+  // Two range deletes on the (topic, agent, consumed_at) index: one statement with an OR would
+  // scan all of the holder's tokens on every post.
   store.stmt(
-    `DELETE FROM bus_reply_tokens WHERE topic_id = ?1 AND agent_id IS ?2
-       AND (consumed_at < ?3 OR (?2 IS NULL AND consumed_at IS NULL AND issued_at < ?4))`,
-  ).run(
-    row.topic_id,
-    row.agent_id,
-    row.issued_at - CONSUMED_TOKEN_KEEP_SECONDS,
-    row.issued_at - UNUSED_UNBOUND_KEEP_SECONDS,
-  );
+    "DELETE FROM bus_reply_tokens WHERE topic_id = ? AND agent_id IS ? AND consumed_at < ?",
+  ).run(row.topic_id, row.agent_id, row.issued_at - CONSUMED_TOKEN_KEEP_SECONDS);
+  if (row.agent_id === null) {
+    store.stmt(
+      `DELETE FROM bus_reply_tokens WHERE topic_id = ? AND agent_id IS NULL
+         AND consumed_at IS NULL AND issued_at < ?`,
+    ).run(row.topic_id, row.issued_at - UNUSED_UNBOUND_KEEP_SECONDS);
+  }
 }
 
 /** The token with this hash. */
