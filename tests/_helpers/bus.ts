@@ -29,14 +29,18 @@ export interface TestBus extends Bus, AsyncDisposable {
 export function openTestBus(
   dbPath: string,
   env: Env = {},
-  options: { changes?: ChangeFeedOptions } = {},
+  options: { changes?: ChangeFeedOptions; now?: () => number } = {},
 ): TestBus {
   const { config } = loadConfig({
     AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9",
     ...env,
     AGENT_BUS_DB: dbPath,
   });
-  const runtime = openRuntime(config, { log: createLogger("error"), changes: options.changes });
+  const runtime = openRuntime(config, {
+    log: createLogger("error"),
+    changes: options.changes,
+    now: options.now,
+  });
   return { ...runtime.bus, runtime, [Symbol.asyncDispose]: () => runtime.close() };
 }
 
