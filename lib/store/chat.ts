@@ -487,15 +487,11 @@ export function chatWaits(
   ).all(topicId, now) as unknown as ChatWaitRow[];
 }
 
-/** True when the agent waits in any thread now (waiting counts as being online). */
-export function isWaitingAnywhere(
-  store: Store,
-  { agentId, now }: { agentId: string; now: number },
-): boolean {
-  return store.stmt("SELECT 1 FROM bus_chat_waits WHERE agent_id = ? AND until > ? LIMIT 1").get(
-    agentId,
-    now,
-  ) !== undefined;
+/** The agents waiting in any thread now (waiting counts as being online). */
+export function waitingAgentIds(store: Store, now: number): string[] {
+  return (store.stmt("SELECT DISTINCT agent_id FROM bus_chat_waits WHERE until > ?").all(now) as {
+    agent_id: string;
+  }[]).map((row) => row.agent_id);
 }
 
 /** Show an agent as typing in a thread until `until` (a post or `is_typing=false` ends it sooner). */

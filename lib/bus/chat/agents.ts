@@ -20,10 +20,10 @@ import {
   deleteAgent,
   getAgent,
   insertAgent,
-  isWaitingAnywhere,
   listAgents,
   touchAgent,
   updateAgent,
+  waitingAgentIds,
 } from "../../store/chat.ts";
 import type { Store } from "../../store/mod.ts";
 import { type Bus, write } from "../mod.ts";
@@ -213,17 +213,26 @@ export async function updateAgentProfile(
 
 /** Every registered agent, without tokens. */
 export function agentList(bus: Bus): AgentInfo[] {
-  return bus.store.read(() => listAgents(bus.store, MAX_AGENT_LIST)).map((row) =>
-    agentInfo(bus, row)
+  const [rows, waiting] = bus.store.read(() =>
+    [listAgents(bus.store, MAX_AGENT_LIST), waitingNow(bus)] as const
   );
+  return rows.map((row) => agentInfo(bus, row, waiting));
 }
 
-/** An agent row as tools show it. */
-export function agentInfo(bus: Bus, row: AgentRow): AgentInfo {
+/**
+ * An agent row as tools show it.
+ *
+ * @param waiting the agents waiting in `msg_wait` now (read here when not given)
+ */
+export function agentInfo(
+  bus: Bus,
+  row: AgentRow,
+  waiting: ReadonlySet<string> = bus.store.read(() => waitingNow(bus)),
+): AgentInfo {
   const now = bus.now();
   const online =
     Math.max(row.last_heartbeat, row.last_activity_time) >= now - ONLINE_WINDOW_SECONDS ||
-    bus.store.read(() => isWaitingAnywhere(bus.store, { agentId: row.agent_id, now }));
+    waiting.has(row.agent_id);
   return {
     agent_id: row.agent_id,
     name: row.name,
@@ -240,6 +249,10 @@ export function agentInfo(bus: Bus, row: AgentRow): AgentInfo {
     last_activity: row.last_activity,
     last_activity_time: iso(row.last_activity_time),
   };
+}
+
+function waitingNow(bus: Bus): Set<string> {
+  return new Set(waitingAgentIds(bus.store, bus.now()));
 }
 
 /** The name people see: the agent's alias, or "IDE Avatar" from its emoji. */

@@ -132,6 +132,7 @@ export async function busConnect(
     after_seq: args.after_seq ?? 0,
     limit: MAX_MESSAGES,
     include_system_prompt: true,
+    include_attachments: false,
   });
   let sync = joined.sync;
   const lastReal = history.messages.at(-1)?.message.seq ?? 0;

@@ -48,7 +48,7 @@ import type { Session } from "../session.ts";
 import { MAX_MESSAGE_ID_CHARS, unusedMessageId } from "../sync.ts";
 import { cleanName, metadataJson } from "../validate.ts";
 import { type NewImage, splitAttachments } from "./attachments.ts";
-import { requireThread } from "./threads.ts";
+import { requireThreadTopic } from "./threads.ts";
 import { issueSyncContext } from "./tokens.ts";
 import { type ChatMessage, hashSecret, iso, REPLY_WINDOW, toChatMessage } from "./wire.ts";
 
@@ -116,7 +116,7 @@ interface Prepared {
 export async function postMessage(bus: Bus, session: Session, args: PostArgs): Promise<PostResult> {
   const prepared = preparePost(bus, args);
   const outcome = await write(bus, () => {
-    const thread = requireThread(bus.store, args.thread_id);
+    const thread = requireThreadTopic(bus.store, args.thread_id);
     if (thread.status === "closed") {
       throw new BusError(
         "THREAD_CLOSED",

@@ -89,6 +89,8 @@ export interface ListArgs {
   limit: number;
   priority?: string | undefined;
   include_system_prompt: boolean;
+  /** Read the images too (default true; false skips their data). */
+  include_attachments?: boolean | undefined;
 }
 
 /** `msg_list`: messages after `after_seq`, within the result budget; `has_more` when cut. */
@@ -108,7 +110,7 @@ export function listMessages(
     });
     const within = rows.slice(0, limit);
     const page = within.slice(0, fitting(bus, within));
-    const listed = listed_(bus.store, page);
+    const listed = listed_(bus.store, page, args.include_attachments ?? true);
     const promptShows = args.priority === undefined || args.priority === "normal";
     if (args.include_system_prompt && args.after_seq === 0 && promptShows) {
       listed.unshift({
@@ -130,7 +132,7 @@ export function transcript(bus: Bus, threadId: string, count: number): string {
       afterSeq: Math.max(0, latest - count),
       limit: count,
     });
-    return listed_(bus.store, rows).map(({ message }) =>
+    return listed_(bus.store, rows, false).map(({ message }) =>
       `[${message.seq}] ${message.author_name} (${message.role}): ${message.content}`
     ).join("\n");
   });
@@ -145,7 +147,10 @@ export function getMessage(
     ? bus.store.read(() => getChatMessage(bus.store, messageId))
     : undefined;
   if (!row) return { found: false, message: null };
-  return { found: true, message: bus.store.read(() => listed_(bus.store, [row]))[0]!.message };
+  return {
+    found: true,
+    message: bus.store.read(() => listed_(bus.store, [row], false))[0]!.message,
+  };
 }
 
 /** `msg_wait`'s arguments. */
@@ -156,6 +161,8 @@ export interface WaitArgs {
   agent_id?: string | undefined;
   token?: string | undefined;
   for_agent?: string | undefined;
+  /** Read the images too (default true; false skips their data). */
+  include_attachments?: boolean | undefined;
 }
 
 /** `msg_wait`'s result. */
@@ -200,11 +207,15 @@ export async function waitMessages(
     return getThread(bus.store, topicId) ? undefined : [];
   };
 
+  // Reading (and parsing metadata for for_agent) happens before the write lock; a message
+  // committed after this read is seen by the wait's first check.
+  const found = bus.store.read(() => {
+    requireThread(bus.store, topicId);
+    return matching();
+  });
   // One transaction decides: messages now, a fast return, or a wait (recorded for thread_wait_state_get).
   const start = await write(bus, () => {
-    const thread = requireThread(bus.store, topicId);
-    const latest = latestSeq(bus.store, thread.topic_id);
-    const found = matching();
+    const latest = latestSeq(bus.store, requireThread(bus.store, topicId).topic_id);
     const behindWithoutToken = agentId !== undefined &&
       !latestIssuedToken(bus.store, { topicId, agentId }) && args.after_seq < latest;
     const refresh = agentId !== undefined && refreshRequest(bus.store, { topicId, agentId });
@@ -247,11 +258,12 @@ export async function waitMessages(
       throw error;
     }
   }
-  return await write(bus, () => {
+  const delivered = rows ?? [];
+  const page = delivered.slice(0, fitting(bus, delivered));
+  const cut = page.length < delivered.length;
+  const sync = await write(bus, () => {
     const store = bus.store;
     requireThread(store, topicId); // deleted while waiting: say so, and issue nothing
-    const found = rows ?? [];
-    const page = found.slice(0, fitting(bus, found));
     const now = bus.now();
     let sync: SyncContext;
     if (agentId === undefined) {
@@ -268,7 +280,6 @@ export async function waitMessages(
         sync = issueSyncContext(bus, session, { topicId, agentId, source: "msg_wait" });
       }
     }
-    const cut = page.length < found.length;
     // Cut to the result budget: the context stops at the last message delivered, so a post
     // with it fails with the rest of them instead of skipping them.
     if (cut) sync = { ...sync, current_seq: page.at(-1)!.seq };
@@ -276,14 +287,16 @@ export async function waitMessages(
     if (agent !== undefined) {
       setCursor(store, { topicId, agentName: agent.name, lastSeq: sync.current_seq, now });
     }
-    return {
-      messages: listed_(store, page),
-      sync,
-      fast_return: start.fast,
-      has_more: cut,
-      warnings,
-    };
+    return sync;
   });
+  // Reactions, names and images (up to megabytes) are read after the write lock is released.
+  return {
+    messages: bus.store.read(() => listed_(bus.store, page, args.include_attachments ?? true)),
+    sync,
+    fast_return: start.fast,
+    has_more: cut,
+    warnings,
+  };
 }
 
 /**
@@ -441,10 +454,14 @@ export function systemPromptMessage(
 }
 
 /** Rows with their reactions, images and authors' display names. */
-function listed_(store: Store, rows: readonly ChatMessageRow[]): ListedMessage[] {
+function listed_(
+  store: Store,
+  rows: readonly ChatMessageRow[],
+  withImages: boolean,
+): ListedMessage[] {
   const ids = rows.map((row) => row.message_id);
   const reactions = reactionsOf(store, ids);
-  const attachments = attachmentsOf(store, ids);
+  const attachments = withImages ? attachmentsOf(store, ids) : [];
   const names = new Map<string, string>();
   for (const row of rows) {
     if (row.author_id && !names.has(row.author_id)) {

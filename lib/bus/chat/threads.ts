@@ -32,8 +32,13 @@ import {
   type TemplateRow,
   type ThreadView,
 } from "../../store/chat.ts";
-import { deleteTopic as deleteTopicRows } from "../../store/topics.ts";
-import { bumpTopicsVersion, closeTopic } from "../../store/topics.ts";
+import {
+  bumpTopicsVersion,
+  closeTopic,
+  deleteTopic as deleteTopicRows,
+  getTopic,
+  type TopicRow,
+} from "../../store/topics.ts";
 import { latestSeq } from "../../store/messages.ts";
 import type { Store } from "../../store/mod.ts";
 import { type Bus, write } from "../mod.ts";
@@ -149,12 +154,26 @@ export function toThread(view: ThreadView): Thread {
  */
 export function requireThread(store: Store, threadId: string): ThreadView {
   const view = threadId.length <= 64 ? getThread(store, threadId) : undefined;
-  if (!view) {
-    throw new BusError("THREAD_NOT_FOUND", `Thread '${threadId}' not found`, {
-      context: { thread_id: threadId },
-    });
-  }
+  if (!view) throw threadNotFound(threadId);
   return view;
+}
+
+/**
+ * Only the topic row of a thread: all a post needs (whether it exists and is closed), without
+ * the thread view's joins.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`
+ */
+export function requireThreadTopic(store: Store, threadId: string): TopicRow {
+  const topic = threadId.length <= 64 ? getTopic(store, threadId) : undefined;
+  if (!topic) throw threadNotFound(threadId);
+  return topic;
+}
+
+function threadNotFound(threadId: string): BusError {
+  return new BusError("THREAD_NOT_FOUND", `Thread '${threadId}' not found`, {
+    context: { thread_id: threadId },
+  });
 }
 
 /** What creating a thread takes. */

@@ -119,7 +119,10 @@ export const msgListTool = defineTool({
   textStyle: "json",
   usesDb: true,
   run(args, { bus }) {
-    const { messages, has_more } = listMessages(bus, args);
+    const { messages, has_more } = listMessages(bus, {
+      ...args,
+      include_attachments: args.include_attachments && args.return_format === "blocks",
+    });
     if (args.return_format === "json") {
       const text = JSON.stringify(messages.map(({ message }) => message));
       return { structured: {}, text, blocks: [{ type: "text", text }] };
@@ -154,7 +157,8 @@ export const msgWaitTool = defineTool({
   textStyle: "json",
   usesDb: true,
   async run(args, { bus, session, signal, progress }) {
-    const result = await waitMessages(bus, session, args, {
+    const images = args.include_attachments && args.return_format === "blocks";
+    const result = await waitMessages(bus, session, { ...args, include_attachments: images }, {
       signal,
       onWaitProgress: (elapsed, total) =>
         progress(elapsed, total, `waiting for messages (${elapsed}s of ${total}s)`),
