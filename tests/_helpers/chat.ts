@@ -6,18 +6,11 @@
  */
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
-import type { ToolFailure } from "./peer.ts";
-
-/** Anything that calls tools: an in-process client or a server process. */
-export interface Caller {
-  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
-  ok(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
-  fail(name: string, args?: Record<string, unknown>): Promise<ToolFailure>;
-}
+import type { ToolCaller } from "./peer.ts";
 
 /** An agent connected to a thread, with its latest sync context. */
 export interface ChatAgent {
-  caller: Caller;
+  caller: ToolCaller;
   agentId: string;
   token: string;
   threadId: string;
@@ -27,7 +20,7 @@ export interface ChatAgent {
 
 /** `bus_connect` to `threadName` and keep the identity and sync context. */
 export async function connectAgent(
-  caller: Caller,
+  caller: ToolCaller,
   threadName: string,
   extra: Record<string, unknown> = {},
 ): Promise<ChatAgent & { result: Record<string, unknown> }> {

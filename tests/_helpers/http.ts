@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
-import { failureOf, inheritedEnv, okContent, serverCommand, type ToolFailure } from "./peer.ts";
+import { failureOf, inheritedEnv, okContent, serverCommand, type ToolCaller } from "./peer.ts";
 
 /** A running HTTP server process. */
 export interface HttpServer extends AsyncDisposable {
@@ -89,14 +89,9 @@ export async function startHttpServer(
 }
 
 /** An MCP client connected over Streamable HTTP. */
-export interface HttpClient extends AsyncDisposable {
+export interface HttpClient extends ToolCaller, AsyncDisposable {
   client: Client;
   transport: StreamableHTTPClientTransport;
-  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
-  /** structuredContent of a successful call; throws on an error result. */
-  ok(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** A call that must fail, unpacked. */
-  fail(name: string, args?: Record<string, unknown>): Promise<ToolFailure>;
   close(): Promise<void>;
 }
 

@@ -22,18 +22,12 @@ import { guardPolicy } from "../../lib/transports/http/guard.ts";
 import { createHttpHandler } from "../../lib/transports/http/handler.ts";
 import { maxMessageBytes } from "../../lib/transports/limits.ts";
 import { openTestBus, openTestSearch, type TestBus } from "./bus.ts";
-import { failureOf, okContent, type ToolFailure } from "./peer.ts";
+import { failureOf, okContent, type ToolCaller } from "./peer.ts";
 
 /** A connected client, its bus, and cleanup. */
-export interface InProcess extends AsyncDisposable {
+export interface InProcess extends ToolCaller, AsyncDisposable {
   client: Client;
   bus: TestBus;
-  /** Call a tool and return the raw result. */
-  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
-  /** Call a tool and return its structuredContent; throws when the result is an error. */
-  ok(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** Call a tool that must fail and return its error, unpacked. */
-  fail(name: string, args?: Record<string, unknown>): Promise<ToolFailure>;
 }
 
 /** Serve `profile` on `dbPath` in this process and connect a client to it. */

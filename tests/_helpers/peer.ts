@@ -35,19 +35,15 @@ export interface PeerOptions {
 }
 
 /** A running server process with a connected client. */
-export interface Peer extends AsyncDisposable {
+export interface Peer extends ToolCaller, AsyncDisposable {
   client: Client;
   pid: number;
-  /** Call a tool and return the raw result. */
+  /** Call a tool and return the raw result (with cancellation, timeout and progress options). */
   call(
     name: string,
     args?: Record<string, unknown>,
     options?: CallOptions,
   ): Promise<CallToolResult>;
-  /** Call a tool and return its structuredContent; throws when the result is an error. */
-  ok(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** Call a tool that must fail and return `structuredContent.error.code` and the content. */
-  fail(name: string, args?: Record<string, unknown>): Promise<ToolFailure>;
   /** Everything the child wrote to stderr so far. */
   stderr(): string;
   /** Kill the process with a signal, without a clean shutdown. */
@@ -61,6 +57,16 @@ export interface CallOptions {
   timeoutMs?: number;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
   resetTimeoutOnProgress?: boolean;
+}
+
+/** Anything tests call tools through: a server process, an in-process pair, an HTTP client. */
+export interface ToolCaller {
+  /** Call a tool and return the raw result. */
+  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  /** Call a tool and return its structuredContent; throws when the result is an error. */
+  ok(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Call a tool that must fail and return its error, unpacked. */
+  fail(name: string, args?: Record<string, unknown>): Promise<ToolFailure>;
 }
 
 /** An error result, unpacked. */
