@@ -16,14 +16,22 @@
 
 import type { ChangeFeedOptions } from "./bus/changes.ts";
 import { type Bus, type Clock, createBus } from "./bus/mod.ts";
-import { redactUrl, type ResolvedConfig, urlScheme } from "./config.ts";
-import { BusError } from "./errors.ts";
+import type { ResolvedConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { SearchEngine } from "./search/mod.ts";
-import { openStore, Store } from "./store/mod.ts";
+import { type CopiedTable, copyBus, type CopyProgress } from "./store/copy.ts";
+import { openStore, type Store, type StoreOptions } from "./store/mod.ts";
 
 export { inspectDatabaseFile, sqliteFeatures } from "./store/inspect.ts";
-export { type MigrationState, readMigrationState, wipeDatabase } from "./store/mod.ts";
+export type { CopiedTable } from "./store/copy.ts";
+export {
+  isPostgresUrl,
+  type MigrationState,
+  type PostgresProbe,
+  probePostgres,
+  readMigrationState,
+  wipeDatabase,
+} from "./store/mod.ts";
 
 /** An open process runtime. */
 export interface Runtime extends AsyncDisposable {
@@ -54,7 +62,7 @@ export interface RuntimeOptions {
  */
 export function openRuntime(config: ResolvedConfig, options: RuntimeOptions): Runtime {
   const { log } = options;
-  const store = openStoreFor(config, log);
+  const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
   const bus = createBus({ store, config, log, now: options.now, changes: options.changes });
   const search = new SearchEngine({ store, config, log, fetch: options.fetch });
   if (options.indexing) search.start();
@@ -71,20 +79,24 @@ export function openRuntime(config: ResolvedConfig, options: RuntimeOptions): Ru
 }
 
 /**
- * The store `config.dbPath` names: a SQLite file, or, for a URL, a store
- * that refuses every access with the reason (this build has no other
- * engine), labelled without the URL's password.
+ * Copy the whole bus at `from` into the empty store at `to` (file paths or
+ * `postgres://` URLs, either way), then compare their row counts.
+ *
+ * @throws {BusError} when either store is unusable, `to` is not empty, or the counts differ
  */
-function openStoreFor(config: ResolvedConfig, log: Logger): Store {
-  const options = { busyTimeoutMs: config.busyTimeoutMs, log };
-  const scheme = urlScheme(config.dbPath);
-  if (scheme === undefined) return openStore(config.dbPath, options);
-  const label = redactUrl(config.dbPath);
-  const reason = new BusError(
-    "DB_UNAVAILABLE",
-    `AGENT_BUS_DB is a ${scheme}:// URL (${label}), but this build stores a bus in a SQLite ` +
-      `file only: set AGENT_BUS_DB to a file path`,
-  );
-  log.error(reason.message);
-  return Store.unusable(label, options, reason);
+export async function copyDatabase(
+  from: string,
+  to: string,
+  options: StoreOptions & { onProgress?: CopyProgress },
+): Promise<CopiedTable[]> {
+  const source = openStore(from, options);
+  const target = openStore(to, options);
+  try {
+    const failure = source.check() ?? target.check();
+    if (failure) throw failure;
+    return await copyBus(source, target, options.onProgress);
+  } finally {
+    source.close();
+    target.close();
+  }
 }

@@ -17,7 +17,9 @@
  * move its own `data_version`, so writers here call `notify()`.
  *
  * All of it runs only while someone waits, from one set of timers per
- * process however many calls wait.
+ * process however many calls wait. A store that pushes other processes'
+ * commits (PostgreSQL's LISTEN/NOTIFY) needs none of it: the feed then runs
+ * no timer and no watcher, and checks only when the store says so.
  *
  * A waiter takes a `mark()` *before* it checks for new data and waits on
  * that mark, so a commit that lands between the check and the wait is never
@@ -89,6 +91,7 @@ export class ChangeFeed {
   #hotUntil = 0;
   #eventSinceChange = false;
   #misses = 0;
+  readonly #unsubscribe: (() => void) | undefined;
 
   constructor(store: Store, options: ChangeFeedOptions = {}) {
     this.#store = store;
@@ -100,6 +103,12 @@ export class ChangeFeed {
     this.#watch = options.watch === false || store.path === ":memory:" ? "off" : "on";
     this.#watchFs = options.watchFs ?? ((dir) => Deno.watchFs(dir, { recursive: false }));
     this.#beforeWait = options.beforeWait;
+    if (store.subscribe) {
+      this.#watch = "off";
+      this.#unsubscribe = store.subscribe(() => {
+        if (this.#waiters.size > 0) this.#check(false);
+      });
+    }
   }
 
   /** The current state, to be passed to {@linkcode ChangeFeed.wait}. */
@@ -119,8 +128,9 @@ export class ChangeFeed {
     return this.#waiters.size;
   }
 
-  /** How other processes' commits are noticed: file events, or polling. */
-  get mode(): "events" | "polling" {
+  /** How other processes' commits are noticed: pushed by the database, file events, or polling. */
+  get mode(): "notifications" | "events" | "polling" {
+    if (this.#unsubscribe) return "notifications";
     return this.#watch === "on" ? "events" : "polling";
   }
 
@@ -181,6 +191,7 @@ export class ChangeFeed {
     this.#wakeAll();
     this.#idle();
     this.#watch = "off";
+    this.#unsubscribe?.();
   }
 
   #changedSince(mark: ChangeMark): boolean {
@@ -216,7 +227,8 @@ export class ChangeFeed {
   }
 
   #schedule(): void {
-    if (this.#store.path === ":memory:") return; // no other process can write
+    // No other process can write to memory; a pushing store calls #check itself.
+    if (this.#store.path === ":memory:" || this.#unsubscribe) return;
     const now = performance.now();
     let interval: number;
     if (this.#watch === "off" || now < this.#hotUntil) {

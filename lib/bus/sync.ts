@@ -30,13 +30,13 @@ import {
   hasMessagesAfter,
   insertMessage,
   latestSeq,
-  messageIdTaken,
   messageInTopic,
   type MessageRow,
   messagesAfter,
   type NewMessageRow,
   nextSeq,
   setNextSeq,
+  takenMessageIds,
 } from "../store/messages.ts";
 import type { Store } from "../store/mod.ts";
 import { codeTerms } from "../store/terms.ts";
@@ -300,6 +300,7 @@ function insertOutbox(
   const sent: { message: Message; duplicate: boolean }[] = [];
   let seq = nextSeq(store, { topicId, now });
   const firstSeq = seq;
+  const ids = unusedMessageIds(store, items.length);
   for (const [index, item] of items.entries()) {
     if (item.clientMessageId !== null) {
       const existing = findByClientMessageId(store, {
@@ -318,7 +319,7 @@ function insertOutbox(
       );
     }
     const row: NewMessageRow = {
-      message_id: unusedMessageId(store),
+      message_id: ids[index]!,
       topic_id: topicId,
       seq,
       sender,
@@ -343,9 +344,14 @@ function insertOutbox(
 
 /** A fresh message id; a random one is taken only with negligible odds, but then drawn again. */
 export function unusedMessageId(store: Store): string {
+  return unusedMessageIds(store, 1)[0]!;
+}
+
+/** `count` fresh message ids, checked in one query. */
+function unusedMessageIds(store: Store, count: number): string[] {
   for (;;) {
-    const id = newId();
-    if (!messageIdTaken(store, id)) return id;
+    const ids = Array.from({ length: count }, newId);
+    if (new Set(ids).size === count && takenMessageIds(store, ids).size === 0) return ids;
   }
 }
 

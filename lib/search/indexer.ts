@@ -8,7 +8,9 @@
  * messages beyond the index's high or low water mark. Only when there is
  * work, and the endpoint is not benched, does it write (claim the lease,
  * store vectors). So an idle bus, or one without an embedding endpoint,
- * costs a couple of cheap reads a second and no writes.
+ * costs a couple of cheap reads a second and no writes. On a store that
+ * pushes commits (PostgreSQL), a round that found nothing to do waits for
+ * the next commit instead, so an idle process sends no query at all.
  *
  * Embedding happens outside any transaction; each batch is then stored in
  * one short transaction that also moves the water marks and renews the
@@ -161,9 +163,44 @@ export class Indexer {
           this.#log.warn("Index upkeep failed; will retry", { error: String(error) });
           return false;
         })
-        .then((worked) => this.#schedule(worked ? 0 : IDLE_MS));
+        .then((worked) => {
+          if (worked) this.#schedule(0);
+          else if (this.#store.subscribe && this.#nothingPending()) this.#scheduleOnCommit();
+          else if (this.#store.subscribe && this.#status.state === "unavailable") {
+            // The endpoint is benched: try again at its retry time, or sooner on a commit.
+            this.#scheduleOnCommit(this.#embeddings.status().retryInMs ?? IDLE_MS);
+          } else this.#schedule(IDLE_MS);
+        });
     }, delayMs);
     Deno.unrefTimer(this.#timer);
+  }
+
+  /** True when the last round found no work that time alone could unblock. */
+  #nothingPending(): boolean {
+    return this.#status.state === "idle" || this.#status.state === "disabled" ||
+      this.#status.state === "starting";
+  }
+
+  /**
+   * Run the next round after the next commit of any process (or after
+   * `atMostMs`), but not sooner than `IDLE_MS` after this one: under load
+   * that is a round a second, as on SQLite, not one per commit.
+   */
+  #scheduleOnCommit(atMostMs?: number): void {
+    let done = false;
+    const earliest = performance.now() + IDLE_MS;
+    const run = () => {
+      if (done) return;
+      done = true;
+      off();
+      clearTimeout(this.#timer);
+      this.#schedule(Math.max(0, earliest - performance.now()));
+    };
+    const off = this.#store.subscribe!(run);
+    if (atMostMs !== undefined) {
+      this.#timer = setTimeout(run, atMostMs);
+      Deno.unrefTimer(this.#timer);
+    }
   }
 
   async #drainTerms(): Promise<boolean> {

@@ -154,7 +154,7 @@ export function setThreadState(
   store.stmt(
     `INSERT INTO bus_threads (topic_id, state, summary, updated_at) VALUES (?1, ?2, ?3, ?4)
      ON CONFLICT (topic_id) DO UPDATE SET state = ?2, updated_at = ?4,
-       summary = CASE WHEN ?5 THEN ?3 ELSE summary END`,
+       summary = CASE WHEN ?5 <> 0 THEN ?3 ELSE bus_threads.summary END`,
   ).run(topicId, state, summary ?? null, now, summary === undefined ? 0 : 1);
 }
 
@@ -265,9 +265,9 @@ export function touchAgent(
   // presence is current enough, and its post dirties one page fewer).
   store.stmt(
     `UPDATE bus_agents SET last_activity = ?1, last_activity_time = ?2,
-       last_heartbeat = CASE WHEN ?3 THEN ?2 ELSE last_heartbeat END
+       last_heartbeat = CASE WHEN ?3 <> 0 THEN ?2 ELSE last_heartbeat END
      WHERE agent_id = ?4 AND (last_activity <> ?1 OR last_activity_time < ?2 - 1
-       OR (?3 AND last_heartbeat < ?2 - 1))`,
+       OR (?3 <> 0 AND last_heartbeat < ?2 - 1))`,
   ).run(activity, now, heartbeat ? 1 : 0, agentId);
 }
 
@@ -377,7 +377,7 @@ export function invalidateReplyTokens(
   store.stmt(
     `UPDATE bus_reply_tokens SET consumed_at = ?
      WHERE topic_id = ? AND agent_id = ? AND consumed_at IS NULL
-       AND (? IS NULL OR source = ?) AND (? IS NULL OR token_hash <> ?)`,
+       AND (CAST(? AS TEXT) IS NULL OR source = ?) AND (CAST(? AS TEXT) IS NULL OR token_hash <> ?)`,
   ).run(
     now,
     topicId,

@@ -131,7 +131,7 @@ export function clearWaiting(
 export function nextWaitEnd(store: Store, now: number): number | undefined {
   const row = store.stmt(
     `SELECT MIN(t) AS t FROM (SELECT MIN(until) AS t FROM bus_waiters WHERE until > ?1
-       UNION ALL SELECT MIN(until) FROM bus_typing WHERE until > ?1)`,
+       UNION ALL SELECT MIN(until) FROM bus_typing WHERE until > ?1) AS ends`,
   ).get(now) as { t: number | null };
   return row.t ?? undefined;
 }

@@ -130,7 +130,7 @@ export function nameUsed(store: Store, name: string): boolean {
 /** Unread and total mail per recipient, busiest first. */
 export function mailboxTotals(store: Store): { agent: string; unread: number; total: number }[] {
   return store.stmt(
-    `SELECT to_agent AS agent, SUM(done = 0) AS unread, COUNT(*) AS total FROM bus_mailbox
+    `SELECT to_agent AS agent, SUM(CASE WHEN done = 0 THEN 1 ELSE 0 END) AS unread, COUNT(*) AS total FROM bus_mailbox
      GROUP BY to_agent ORDER BY unread DESC, agent`,
   ).all() as unknown as { agent: string; unread: number; total: number }[];
 }

@@ -71,6 +71,31 @@ export function latestSeq(store: Store, topicId: string): number {
  * Inside `BEGIN IMMEDIATE` nobody else can take that rowid meanwhile.
  */
 export function insertMessage(store: Store, row: NewMessageRow): void {
+  if (store.engine === "postgres") {
+    // The same rowid, computed inside both inserts, which then travel without a round trip.
+    const next = "(SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages)";
+    store.stmt(
+      `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
+       VALUES (${next}, ?, ?, ?, ?)`,
+    ).run(row.content_markdown, row.terms, row.message_id, row.topic_id);
+    store.stmt(
+      `INSERT INTO messages (rowid, message_id, topic_id, seq, sender, message_type, reply_to,
+         content_markdown, metadata_json, client_message_id, created_at)
+       VALUES (${next}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      row.message_id,
+      row.topic_id,
+      row.seq,
+      row.sender,
+      row.message_type,
+      row.reply_to,
+      row.content_markdown,
+      row.metadata_json,
+      row.client_message_id,
+      row.created_at,
+    );
+    return;
+  }
   const { next } = store.stmt("SELECT COALESCE(MAX(rowid), 0) + 1 AS next FROM messages").get() as {
     next: number;
   };
@@ -97,9 +122,12 @@ export function insertMessage(store: Store, row: NewMessageRow): void {
   );
 }
 
-/** True when a message with this id exists in any topic. */
-export function messageIdTaken(store: Store, messageId: string): boolean {
-  return store.stmt("SELECT 1 FROM messages WHERE message_id = ?").get(messageId) !== undefined;
+/** Which of `messageIds` exist in any topic (one query for a whole outbox). */
+export function takenMessageIds(store: Store, messageIds: readonly string[]): Set<string> {
+  const rows = store.stmt(
+    "SELECT message_id FROM messages WHERE message_id IN (SELECT value FROM json_each(?))",
+  ).all(JSON.stringify(messageIds));
+  return new Set(rows.map((row) => String(row.message_id)));
 }
 
 /** The message a sender already stored under this idempotency key. */
@@ -168,7 +196,7 @@ export function lastMessages(
 ): MessageRow[] {
   return store.stmt(
     `SELECT * FROM (SELECT * FROM messages WHERE topic_id = ? ORDER BY seq DESC LIMIT ?)
-     ORDER BY seq`,
+     AS recent ORDER BY seq`,
   ).all(topicId, limit) as unknown as MessageRow[];
 }
 
@@ -179,7 +207,7 @@ export function messagesBefore(
 ): MessageRow[] {
   return store.stmt(
     `SELECT * FROM (SELECT * FROM messages WHERE topic_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?)
-     ORDER BY seq`,
+     AS recent ORDER BY seq`,
   ).all(topicId, beforeSeq, limit) as unknown as MessageRow[];
 }
 

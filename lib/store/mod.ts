@@ -1,70 +1,85 @@
 /**
- * The SQLite store: one long-lived connection per process, that heals.
+ * The store: the one interface the bus layer talks to, and the choice of engine.
  *
- * Opening sets the pragmas once (WAL with a bounded retry, because the
- * switch to WAL needs an exclusive lock that does not wait on the busy
- * handler; `synchronous=NORMAL`, which under WAL loses nothing when a
- * process crashes), brings the schema up to date, and caches prepared
- * statements for reuse.
+ * Two engines implement {@linkcode Store}: a SQLite file (the embedded
+ * default, `sqlite.ts`) and a PostgreSQL database for a bus that spans
+ * machines (`postgres/mod.ts`). `AGENT_BUS_DB=postgres://…` (or
+ * `postgresql://…`) selects PostgreSQL; any other URL scheme is refused with
+ * a clear error; anything else is a file path.
  *
- * Writes go through `immediate(fn)`: `BEGIN IMMEDIATE` takes the write lock
- * up front, so a transaction never fails half-way on a read-to-write upgrade.
- * SQLite's own busy handler sleeps at least a millisecond per retry, ten
- * times longer than our transactions hold the lock, so under contention it
- * wastes most of the time; the store waits itself instead: a few short
- * synchronous naps (tens of microseconds, growing) and then longer ones
- * with the event loop free, so a database locked for long never freezes the
- * server's other requests. `fn` is synchronous on purpose: with one
+ * Every transaction is a synchronous function on purpose: with one
  * connection shared by every request of the process, an `await` inside a
- * transaction would let another request's statements into it.
- *
- * The store never gives up for good. A file that cannot be opened, or holds
- * another schema, leaves the store failed with the `BusError` that explains
- * why; every access throws it, and at most once a second an access tries to
- * open the file again, so the server recovers when the condition ends (and
- * `ping`, which needs no database, keeps working throughout). Before every
- * write, and at least every 250 ms of reads, the store checks that the path
- * still names the file it opened: a database deleted or replaced under a
- * running server is reopened instead of silently writing into a ghost file.
- * Each tool call checks too (`check()`), so it never reads a ghost either.
+ * transaction would let another request's statements into it. Both engines
+ * keep that shape (the PostgreSQL engine blocks on its worker, see
+ * `postgres/bridge.ts`), so the store modules, the bus and their rules are
+ * the same code on both.
  *
  * @module
  */
 
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { redactUrl, urlScheme } from "../config.ts";
 import { BusError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
-import { ensureSchema, type MigrationState, migrationState, schemaMismatch } from "./migrate.ts";
+import type { MigrationState } from "./migrate.ts";
+import { openPostgresStore, postgresStoreUnopened } from "./postgres/mod.ts";
+import {
+  openSqliteStore,
+  readMigrationState as readSqliteMigrationState,
+  SqliteStore,
+  wipeDatabase as wipeSqliteDatabase,
+} from "./sqlite.ts";
 
 export type { MigrationState } from "./migrate.ts";
 
-/** Naps (ms) between the first attempts to take the write lock, spent blocking. */
-const LOCK_NAPS_MS = [
-  0.05,
-  0.1,
-  0.2,
-  0.3,
-  0.4,
-  0.5,
-  0.5,
-  0.5,
-  0.5,
-  0.5,
-  0.5,
-  1,
-  1,
-  1,
-  1,
-  1,
-  1,
-  1,
-  1,
-];
-/** How often a failed store may try to open the file again. */
-const RETRY_OPEN_MS = 1000;
-/** How stale the "still the same file" check may be for reads. */
-const VERIFY_READS_MS = 250;
+/** A prepared statement: the part of `node:sqlite`'s `StatementSync` the store modules use. */
+export interface Statement {
+  run(...params: SqlValue[]): { changes: number | bigint };
+  get(...params: SqlValue[]): Record<string, unknown> | undefined;
+  all(...params: SqlValue[]): Record<string, unknown>[];
+}
+
+/** A value a statement takes. */
+export type SqlValue = string | number | bigint | null | Uint8Array;
+
+/** The database of this process. All SQL in the program runs through one of these. */
+export interface Store {
+  /** Which engine: SQL that differs between them is chosen by this. */
+  readonly engine: "sqlite" | "postgres";
+  /** The file path, or the URL without its password. */
+  readonly path: string;
+  /**
+   * Make sure the store is usable, reconnecting or reopening if due.
+   * Called once per tool call.
+   *
+   * @returns why the store cannot be used, or undefined when it is ready
+   */
+  check(): BusError | undefined;
+  /** When the database was found replaced under this process (SQLite files only). */
+  readonly replacedAt: Date | undefined;
+  /**
+   * A cached prepared statement, written in SQLite's dialect (the PostgreSQL
+   * engine translates it). Only inside `read`/`immediate` callbacks.
+   */
+  stmt(sql: string): Statement;
+  /**
+   * Run `fn` in one write transaction (serialized with every other writer of
+   * the bus, on every host); commit if it returns, roll back if it throws.
+   */
+  immediate<T>(fn: () => T): Promise<T>;
+  /** Run read-only `fn` against one consistent snapshot. */
+  read<T>(fn: () => T): T;
+  /** A number that changes whenever another process commits. */
+  dataVersion(): number;
+  /**
+   * Push notification of other processes' commits, where the engine has it
+   * (PostgreSQL's LISTEN): the change feed then needs no timer at all.
+   */
+  subscribe?(listener: () => void): () => void;
+  /** Reclaim free space. */
+  vacuum(): void;
+  /** Close for good (process shutdown). */
+  close(): void;
+}
 
 /** Options of {@linkcode openStore}. */
 export interface StoreOptions {
@@ -73,376 +88,85 @@ export interface StoreOptions {
   log: Logger;
 }
 
-interface FileIdentity {
-  dev: number;
-  ino: number;
-}
-
-/** The database of this process. All SQL in the program runs through one of these. */
-export class Store {
-  readonly path: string;
-  readonly #busyTimeoutMs: number;
-  readonly #log: Logger;
-  readonly #statements = new Map<string, StatementSync>();
-  #db: DatabaseSync | undefined;
-  #identity: FileIdentity | undefined;
-  #verifiedAt = 0;
-  #failure: BusError | undefined;
-  #retryAt = 0;
-  #replacedAt: Date | undefined;
-
-  /** Use {@linkcode openStore}. */
-  constructor(path: string, options: StoreOptions) {
-    this.path = path;
-    this.#busyTimeoutMs = options.busyTimeoutMs;
-    this.#log = options.log;
-  }
-
-  /**
-   * Make sure the store is usable: verify that the path still names the
-   * opened file, and open or reopen it if due. Called once per tool call.
-   *
-   * @returns why the store cannot be used, or undefined when it is ready
-   */
-  check(): BusError | undefined {
-    try {
-      this.#connection(true);
-      return undefined;
-    } catch (error) {
-      return error instanceof BusError ? error : toBusError(error, this.path) as BusError;
-    }
-  }
-
-  /**
-   * When this process last found its database file deleted or replaced (and
-   * reopened the path), or undefined: what was stored before is not there.
-   */
-  get replacedAt(): Date | undefined {
-    return this.#replacedAt;
-  }
-
-  /**
-   * A cached prepared statement. Only for use inside `read`/`immediate`
-   * callbacks (they check that the store is usable and map errors).
-   */
-  stmt(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#connection(false).prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
-  }
-
-  /**
-   * Run `fn` in one `BEGIN IMMEDIATE` transaction; commit if it returns,
-   * roll back if it throws.
-   *
-   * @throws {BusError} `DB_BUSY` when the lock stays taken for `busyTimeoutMs`
-   */
-  async immediate<T>(fn: () => T): Promise<T> {
-    const deadline = performance.now() + this.#busyTimeoutMs;
-    let db = this.#connection(true);
-    for (let attempt = 0;; attempt++) {
-      try {
-        db.exec("BEGIN IMMEDIATE");
-        break;
-      } catch (error) {
-        if (!isBusy(error) || performance.now() >= deadline) throw this.#fail(error);
-        const nap = LOCK_NAPS_MS[attempt];
-        if (nap !== undefined) {
-          napSync(nap * (0.5 + Math.random()));
-        } else {
-          // Held for long: wait with the event loop free; jitter spreads competing processes.
-          const ms = 1 + Math.random() * Math.min(attempt - LOCK_NAPS_MS.length + 1, 10);
-          await new Promise((resolve) => setTimeout(resolve, ms));
-          db = this.#connection(true);
-        }
-      }
-    }
-    try {
-      const result = fn();
-      db.exec("COMMIT");
-      return result;
-    } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
-      throw this.#fail(error);
-    }
-  }
-
-  /**
-   * Run read-only `fn` against one consistent snapshot.
-   *
-   * @throws {BusError} the store's failure, or a mapped storage error
-   */
-  read<T>(fn: () => T): T {
-    const db = this.#connection(false);
-    try {
-      // Readers never wait for the writer under WAL; only a checkpoint or a
-      // recovery in another process can make a read busy, and only briefly.
-      retryWhileBusy(() => db.exec("BEGIN"), 1000);
-      try {
-        return fn();
-      } finally {
-        if (db.isTransaction) db.exec("COMMIT");
-      }
-    } catch (error) {
-      throw this.#fail(error);
-    }
-  }
-
-  /**
-   * SQLite's `PRAGMA data_version`: changes whenever another connection
-   * commits (and when the file is reopened). A read of the WAL index, so it
-   * costs about a microsecond.
-   */
-  dataVersion(): number {
-    try {
-      const row = this.stmt("PRAGMA data_version").get() as { data_version: number };
-      return row.data_version;
-    } catch (error) {
-      throw this.#fail(error);
-    }
-  }
-
-  /**
-   * Rebuild the file without free pages and empty the WAL. Waits up to
-   * `busyTimeoutMs` for other writers (VACUUM cannot run in a transaction,
-   * so it cannot use the store's own lock naps).
-   */
-  vacuum(): void {
-    const db = this.#connection(true);
-    try {
-      db.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
-      try {
-        db.exec("VACUUM");
-        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      } finally {
-        db.exec("PRAGMA busy_timeout = 0");
-      }
-    } catch (error) {
-      throw this.#fail(error);
-    }
-  }
-
-  /**
-   * A store that cannot be used at all, for `reason` (every access throws
-   * it; it never tries to open anything).
-   */
-  static unusable(path: string, options: StoreOptions, reason: BusError): Store {
-    const store = new Store(path, options);
-    store.#failure = reason;
-    store.#retryAt = Infinity;
-    return store;
-  }
-
-  /** Close the connection for good (process shutdown). */
-  close(): void {
-    this.#closeConnection();
-    this.#failure = new BusError("DB_UNAVAILABLE", "The database is closed");
-    this.#retryAt = Infinity;
-  }
-
-  /** The open connection, opening or reopening the file when due. */
-  #connection(forWrite: boolean): DatabaseSync {
-    const now = performance.now();
-    if (this.#db && (forWrite || now - this.#verifiedAt > VERIFY_READS_MS)) {
-      this.#verifiedAt = now;
-      if (!this.#stillSameFile()) {
-        this.#log.warn("The database file was deleted or replaced; reopening it", {
-          path: this.path,
-        });
-        this.#replacedAt = new Date();
-        this.#closeConnection();
-      }
-    }
-    if (this.#db) return this.#db;
-    if (this.#failure && now < this.#retryAt) throw this.#failure;
-    this.#open();
-    if (!this.#db) throw this.#failure!;
-    return this.#db;
-  }
-
-  #open(): void {
-    let db: DatabaseSync | undefined;
-    try {
-      if (this.path !== ":memory:") ensureParentDir(this.path);
-      // No busy handler: the store does its own waiting (see the module documentation).
-      db = new DatabaseSync(this.path, { timeout: 0 });
-      const opened = db;
-      retryWhileBusy(() => {
-        const row = opened.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
-        if (row.journal_mode !== "wal" && this.path !== ":memory:") {
-          this.#log.warn("The database did not switch to WAL mode", { mode: row.journal_mode });
-        }
-      }, this.#busyTimeoutMs);
-      db.exec("PRAGMA synchronous = NORMAL");
-      const mismatch = retryWhileBusy(() => ensureSchema(opened, this.path), this.#busyTimeoutMs);
-      if (mismatch) throw mismatch;
-      this.#identity = this.path === ":memory:" ? undefined : identityOf(this.path);
-      this.#db = db;
-      this.#verifiedAt = performance.now();
-      if (this.#failure) this.#log.warn("The database is usable again", { path: this.path });
-      this.#failure = undefined;
-    } catch (error) {
-      if (db?.isOpen) db.close();
-      const failure = isNotADatabase(error)
-        ? schemaMismatch(this.path, "the file is not a SQLite database")
-        : unwritableDirectory(this.path) ?? toBusError(error, this.path);
-      const busError = failure instanceof BusError ? failure : new BusError(
-        "DB_UNAVAILABLE",
-        `Cannot open the database at "${this.path}": ${
-          error instanceof Error ? error.message : error
-        }`,
-        { cause: error },
-      );
-      if (busError.message !== this.#failure?.message) {
-        this.#log.warn(busError.message, { path: this.path });
-      }
-      this.#failure = busError;
-      this.#retryAt = performance.now() + RETRY_OPEN_MS;
-    }
-  }
-
-  #stillSameFile(): boolean {
-    if (!this.#identity) return true;
-    try {
-      const now = identityOf(this.path);
-      return now !== undefined && now.dev === this.#identity.dev &&
-        now.ino === this.#identity.ino;
-    } catch {
-      return false;
-    }
-  }
-
-  /** Map an error; a connection that SQLite reports broken is dropped for a reopen. */
-  #fail(error: unknown): unknown {
-    if (isBroken(error)) {
-      this.#closeConnection();
-      this.#failure = toBusError(error, this.path) as BusError;
-      this.#retryAt = 0;
-    }
-    return toBusError(error, this.path);
-  }
-
-  #closeConnection(): void {
-    this.#statements.clear();
-    if (this.#db?.isOpen) {
-      try {
-        this.#db.close();
-      } catch {
-        // A connection broken by I/O errors may refuse to close cleanly; it is dropped anyway.
-      }
-    }
-    this.#db = undefined;
-    this.#identity = undefined;
-  }
+/** True when `location` names a PostgreSQL database. */
+export function isPostgresUrl(location: string): boolean {
+  const scheme = urlScheme(location);
+  return scheme === "postgres" || scheme === "postgresql";
 }
 
 /**
- * Open (creating if needed) the database at `path` and bring its schema up
- * to date. Never throws for a bad file: the store reports the failure from
- * `check()` and every access, and keeps trying to recover.
+ * Open the store `location` names: a `postgres://` URL, or a SQLite file
+ * path (or `:memory:`). Never throws for an unusable database: the store
+ * reports the failure from `check()` and every access, and keeps trying to
+ * recover.
+ */
+export function openStore(location: string, options: StoreOptions): Store {
+  const scheme = urlScheme(location);
+  if (scheme === undefined) return openSqliteStore(location, options);
+  if (isPostgresUrl(location)) return openPostgresStore(location, options);
+  const label = redactUrl(location);
+  const reason = new BusError(
+    "DB_UNAVAILABLE",
+    `AGENT_BUS_DB is a ${scheme}:// URL (${label}); agent-bus stores a bus in a SQLite file ` +
+      `(a path) or in PostgreSQL (postgres://user@host:port/database)`,
+  );
+  options.log.error(reason.message);
+  return SqliteStore.unusable(label, options, reason);
+}
+
+/**
+ * Which of our migrations the database at `location` still needs, read
+ * without changing anything (undefined when there is no SQLite file yet).
  *
- * @param path absolute file path or `:memory:`
- * @param options lock wait and logger
+ * @throws {BusError} `DB_UNAVAILABLE` when a PostgreSQL server cannot be reached
  */
-export function openStore(path: string, options: StoreOptions): Store {
-  const store = new Store(path, options);
-  store.check();
-  return store;
-}
-
-/**
- * Which of our migrations the database at `path` still needs, read without
- * creating or changing anything (undefined when there is no file).
- */
-export function readMigrationState(path: string): MigrationState | undefined {
-  if (path === ":memory:") return undefined;
+export function readMigrationState(
+  location: string,
+  options: StoreOptions,
+): MigrationState | undefined {
+  if (!isPostgresUrl(location)) return readSqliteMigrationState(location);
+  const store = postgresStoreUnopened(location, options);
   try {
-    Deno.statSync(path);
-  } catch {
-    return undefined;
-  }
-  const db = new DatabaseSync(path, { readOnly: true });
-  try {
-    return migrationState(db);
+    return store.migrationState();
   } finally {
-    db.close();
+    store.close();
   }
 }
 
 /**
- * Delete the database file and its `-wal`, `-shm` and `-journal` companions.
- * A stale `-wal` left beside a new file would be replayed into it.
+ * Delete the bus at `location`: a SQLite file and its `-wal`, `-shm` and
+ * `-journal` companions, or our tables in a PostgreSQL database.
  *
- * @returns the paths that existed and were removed
+ * @returns what was removed (files or tables)
  */
-export function wipeDatabase(path: string): string[] {
-  const removed: string[] = [];
-  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
-    try {
-      Deno.removeSync(file);
-      removed.push(file);
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-  }
-  return removed;
-}
-
-/**
- * SQLite says only "unable to open database file" when the directory is
- * read-only; say which directory and why, so the user can fix it.
- */
-function unwritableDirectory(path: string): BusError | undefined {
-  if (path === ":memory:") return undefined;
-  const dir = path.slice(0, Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"))) || ".";
+export function wipeDatabase(location: string, options: StoreOptions): string[] {
+  if (!isPostgresUrl(location)) return wipeSqliteDatabase(location);
+  const store = postgresStoreUnopened(location, options);
   try {
-    Deno.removeSync(Deno.makeTempFileSync({ dir, prefix: ".agent-bus-probe-" }));
-    return undefined;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    return new BusError(
-      "DB_UNAVAILABLE",
-      `Cannot open the database at "${path}": its directory "${dir}" is not writable ` +
-        `(${error instanceof Error ? error.message : error}). Make it writable or point ` +
-        `AGENT_BUS_DB at a writable place`,
-      { cause: error },
-    );
+    return store.wipe();
+  } finally {
+    store.close();
   }
 }
 
-function identityOf(path: string): FileIdentity | undefined {
-  const info = Deno.statSync(path);
-  return info.ino === null || info.dev === null ? undefined : { dev: info.dev, ino: info.ino };
-}
-
-function ensureParentDir(path: string): void {
-  const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
-  if (cut > 0) Deno.mkdirSync(path.slice(0, cut), { recursive: true });
-}
-
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
-/** Block the thread for `ms` (fractions allowed). Only for waits shorter than a timer tick. */
-function napSync(ms: number): void {
-  Atomics.wait(sleeper, 0, 0, ms);
+/** What `doctor` learns from a PostgreSQL server (see `PostgresStore.probe`). */
+export interface PostgresProbe {
+  version: string;
+  migration: MigrationState;
+  listenMs: number | undefined;
 }
 
 /**
- * Run `fn`, retrying while the database is busy. Waits synchronously: it
- * runs only while a file is being opened or a read meets a checkpoint,
- * both rare and short.
+ * Connect to the PostgreSQL database at `url`, bring its schema up to date
+ * like any agent-bus process would, and time a notification's round trip.
+ *
+ * @throws {BusError} `DB_UNAVAILABLE` when it cannot be used
  */
-function retryWhileBusy<T>(fn: () => T, timeoutMs: number): T {
-  const deadline = performance.now() + Math.max(timeoutMs, 1000);
-  for (let attempt = 0;; attempt++) {
-    try {
-      return fn();
-    } catch (error) {
-      if (!isBusy(error) || performance.now() >= deadline) throw error;
-      napSync(Math.min(0.1 * 2 ** attempt, 20) * (0.5 + Math.random()));
-    }
+export async function probePostgres(url: string, options: StoreOptions): Promise<PostgresProbe> {
+  const store = postgresStoreUnopened(url, options);
+  try {
+    return await store.probe();
+  } finally {
+    store.close();
   }
 }

@@ -14,6 +14,7 @@
  */
 
 import type { Store } from "./mod.ts";
+import { ftsToTsquery } from "./postgres/tsquery.ts";
 
 /** One full-text hit. `rank` is bm25: lower (more negative) is better. */
 export interface FtsHit {
@@ -45,8 +46,27 @@ export interface FtsQuery extends SearchFilters {
   limit: number;
 }
 
-/** The best hits for `match`, best first. */
+/**
+ * The best hits for `match`, best first. On PostgreSQL the expression
+ * becomes a `tsquery` over the generated `tsv` column (body weighted over
+ * terms, as bm25's weights here), ranked by `ts_rank_cd`, negated so that
+ * lower is better on both engines.
+ */
 export function ftsSearch(store: Store, query: FtsQuery): FtsHit[] {
+  if (store.engine === "postgres") {
+    const { sql, params } = filterSql(query, "f.topic_id");
+    return store.stmt(
+      `SELECT m.topic_id, t.name AS topic_name, m.message_id, m.seq, m.sender, m.message_type,
+              m.created_at, -ts_rank_cd('{0.1, 0.2, 0.5, 1.0}', f.tsv, q.q) AS rank,
+              m.content_markdown
+       FROM (SELECT to_tsquery('bus_english', ?) AS q) AS q
+       JOIN bus_fts AS f ON f.tsv @@ q.q
+       JOIN messages AS m ON m.message_id = f.message_id
+       JOIN topics AS t ON t.topic_id = m.topic_id
+       WHERE 1 = 1${sql}
+       ORDER BY rank LIMIT ?`,
+    ).all(ftsToTsquery(query.match), ...params, query.limit) as unknown as FtsHit[];
+  }
   const { sql, params } = filterSql(query, "bus_fts.topic_id");
   return store.stmt(
     `SELECT m.topic_id, t.name AS topic_name, m.message_id, m.seq, m.sender, m.message_type,
@@ -80,7 +100,7 @@ export function messagesForResults(
      FROM json_each(?) AS ids
      JOIN messages AS m ON m.message_id = ids.value
      JOIN topics AS t ON t.topic_id = m.topic_id
-     WHERE 1${sql}`,
+     WHERE 1 = 1${sql}`,
   ).all(JSON.stringify(messageIds), ...params) as unknown as MessageForResult[];
 }
 

@@ -1,6 +1,7 @@
 /**
  * SQL for `agent-bus db stats`: row counts of every table family and the
- * facts SQLite keeps about the file.
+ * facts the engine keeps (SQLite's pages and journal, PostgreSQL's version
+ * and database size).
  *
  * @module
  */
@@ -16,13 +17,16 @@ export interface DbCounts {
   /** Messages whose code-aware search terms are not computed yet. */
   search_backlog: number;
   vectors: { chunks: number; models: number };
-  sqlite: {
+  /** SQLite's facts about the file (SQLite only). */
+  sqlite?: {
     version: string;
     page_size: number;
     page_count: number;
     freelist_count: number;
     journal_mode: string;
   };
+  /** PostgreSQL's facts about the database (PostgreSQL only). */
+  postgres?: { version: string; database_bytes: number };
 }
 
 /** Count everything; run inside `store.read()`. */
@@ -33,7 +37,7 @@ export function dbCounts(store: Store): DbCounts {
     new Map((store.stmt(sql).all() as { k: string; n: number }[]).map((r) => [r.k, r.n]));
   const topics = byStatus("SELECT status AS k, COUNT(*) AS n FROM topics GROUP BY status");
   const questions = byStatus("SELECT status AS k, COUNT(*) AS n FROM questions GROUP BY status");
-  return {
+  const counts = {
     topics: { open: topics.get("open") ?? 0, closed: topics.get("closed") ?? 0 },
     messages: one("SELECT COUNT(*) FROM messages"),
     questions: {
@@ -50,6 +54,14 @@ export function dbCounts(store: Store): DbCounts {
       chunks: one("SELECT COUNT(*) FROM bus_chunks"),
       models: one("SELECT COUNT(DISTINCT model) FROM bus_chunks"),
     },
+  };
+  if (store.engine === "postgres") {
+    const version = store.stmt("SELECT current_setting('server_version') AS v").get()!.v;
+    const size = one("SELECT pg_database_size(current_database())");
+    return { ...counts, postgres: { version: String(version), database_bytes: size } };
+  }
+  return {
+    ...counts,
     sqlite: {
       version: String(Object.values(store.stmt("SELECT sqlite_version()").get() as object)[0]),
       page_size: one("PRAGMA page_size"),

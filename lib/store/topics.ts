@@ -118,7 +118,7 @@ export function topicActivity(
   store: Store,
   { topicId, activeSince }: { topicId: string; activeSince: number },
 ): TopicActivity {
-  return store.stmt(`SELECT ${ACTIVITY_COLUMNS}`).get(
+  return store.stmt(`SELECT ${activityColumns("?1", "?2")}`).get(
     topicId,
     activeSince,
   ) as unknown as TopicActivity;
@@ -148,15 +148,16 @@ export function topicSummaryRows(
   query: SummaryQuery,
 ): (TopicRow & TopicActivity)[] {
   return store.stmt(
-    `SELECT t.*, ${ACTIVITY_COLUMNS.replaceAll("?1", "t.topic_id")} FROM (
-       SELECT *, (SELECT created_at FROM messages m WHERE m.topic_id = topics.topic_id
-                  ORDER BY seq DESC LIMIT 1) AS newest
-       FROM topics
-       WHERE (?3 = 'all' OR status = ?3) AND (?4 IS NULL OR instr(lower(name), lower(?4)) > 0)
-       ORDER BY ${SORT_SQL[query.sort]} LIMIT ?5
+    `SELECT t.*, ${activityColumns("t.topic_id", "?1")} FROM (
+       SELECT * FROM (
+         SELECT *, (SELECT created_at FROM messages m WHERE m.topic_id = topics.topic_id
+                    ORDER BY seq DESC LIMIT 1) AS newest
+         FROM topics
+         WHERE (?2 = 'all' OR status = ?2)
+           AND (CAST(?3 AS TEXT) IS NULL OR instr(lower(name), lower(CAST(?3 AS TEXT))) > 0)
+       ) AS f ORDER BY ${SORT_SQL[query.sort]} LIMIT ?4
      ) AS t ORDER BY ${SORT_SQL[query.sort]}`,
   ).all(
-    null, // ?1 is the outer row's topic_id here
     query.activeSince,
     query.status,
     query.nameContains ?? null,
@@ -171,23 +172,26 @@ export function countTopics(
 ): number {
   return (store.stmt(
     `SELECT COUNT(*) AS n FROM topics
-     WHERE (?1 = 'all' OR status = ?1) AND (?2 IS NULL OR instr(lower(name), lower(?2)) > 0)`,
+     WHERE (?1 = 'all' OR status = ?1) AND (CAST(?2 AS TEXT) IS NULL OR instr(lower(name), lower(CAST(?2 AS TEXT))) > 0)`,
   ).get(query.status, query.nameContains ?? null) as { n: number }).n;
 }
 
-/** The activity columns of the topic whose id is `?1`, with `?2` the active-since cut-off. */
-const ACTIVITY_COLUMNS = `
-  (SELECT COUNT(*) FROM messages WHERE topic_id = ?1) AS messages,
-  COALESCE((SELECT MAX(seq) FROM messages WHERE topic_id = ?1), 0) AS last_seq,
-  (SELECT created_at FROM messages WHERE topic_id = ?1 ORDER BY seq DESC LIMIT 1)
+/** The activity columns of the topic `topic` (a column or a parameter), `since` the active-since cut-off. */
+function activityColumns(topic: string, since: string): string {
+  return `
+  (SELECT COUNT(*) FROM messages WHERE topic_id = ${topic}) AS messages,
+  COALESCE((SELECT MAX(seq) FROM messages WHERE topic_id = ${topic}), 0) AS last_seq,
+  (SELECT created_at FROM messages WHERE topic_id = ${topic} ORDER BY seq DESC LIMIT 1)
     AS last_message_at,
-  (SELECT COUNT(*) FROM cursors WHERE topic_id = ?1 AND updated_at >= ?2) AS active_agents,
-  (SELECT state FROM bus_threads WHERE topic_id = ?1) AS thread_state`;
+  (SELECT COUNT(*) FROM cursors WHERE topic_id = ${topic} AND updated_at >= ${since})
+    AS active_agents,
+  (SELECT state FROM bus_threads WHERE topic_id = ${topic}) AS thread_state`;
+}
 
 const SORT_SQL: Record<TopicSort, string> = {
   activity: "MAX(COALESCE(newest, 0), created_at, COALESCE(closed_at, 0)) DESC, created_at DESC",
   created: "created_at DESC",
-  name: "name COLLATE NOCASE, created_at DESC",
+  name: "lower(name), created_at DESC",
 };
 
 /** Give a topic a new name (message bodies are never touched). */

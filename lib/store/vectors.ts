@@ -164,7 +164,7 @@ export function pendingBelow(
 /** Messages processed for `model`, and how many of them failed. */
 export function embedCounts(store: Store, model: string): { done: number; failed: number } {
   const row = store.stmt(
-    `SELECT COUNT(*) AS done, COALESCE(SUM(status = 'error'), 0) AS failed
+    `SELECT COUNT(*) AS done, COALESCE(SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END), 0) AS failed
      FROM bus_embed_state WHERE model = ?`,
   ).get(model) as { done: number; failed: number };
   return row;
@@ -178,7 +178,7 @@ export function messageCount(store: Store): number {
 /** The stored float32 vectors of these chunks, by chunk id. */
 export function chunkVectors(store: Store, ids: readonly number[]): Map<number, Float32Array> {
   const rows = store.stmt(
-    "SELECT id, vector FROM bus_chunks WHERE id IN (SELECT value FROM json_each(?))",
+    "SELECT id, vector FROM bus_chunks WHERE id IN (SELECT CAST(value AS INTEGER) FROM json_each(?))",
   ).all(JSON.stringify(ids)) as { id: number; vector: Uint8Array }[];
   return new Map(rows.map((row) => [row.id, toFloat32(row.vector)]));
 }

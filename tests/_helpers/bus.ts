@@ -15,6 +15,7 @@ import { type Env, loadConfig } from "../../lib/config.ts";
 import { createLogger } from "../../lib/log.ts";
 import { SearchEngine } from "../../lib/search/mod.ts";
 import { openRuntime, type Runtime } from "../../lib/runtime.ts";
+import { storeLocation } from "./store.ts";
 
 /** A bus whose runtime closes when disposed (`await using`). */
 export interface TestBus extends Bus, AsyncDisposable {
@@ -34,7 +35,7 @@ export function openTestBus(
   const { config } = loadConfig({
     AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9",
     ...env,
-    AGENT_BUS_DB: dbPath,
+    AGENT_BUS_DB: storeLocation(dbPath),
   });
   const runtime = openRuntime(config, {
     log: createLogger("error"),

@@ -12,6 +12,7 @@ import { main } from "../../lib/cli/mod.ts";
 import type { OutputStream } from "../../lib/cli/format.ts";
 import { MAIN } from "./peer.ts";
 import type { RunResult } from "./run.ts";
+import { storeLocation } from "./store.ts";
 
 /** An output stream that keeps what is written. */
 class Captured implements OutputStream {
@@ -52,9 +53,16 @@ export async function cli(
     NO_COLOR: "1",
     INIT_CWD: options.cwd ?? "",
     DENO_DIR: await denoCacheDir(),
-    ...env,
+    ...withStore(env),
   }, { io: { stdout, stderr, stdin }, cwd: options.cwd ?? Deno.cwd() });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/** `env` with its `AGENT_BUS_DB` (a test's file path) on the store of this run. */
+function withStore(env: Record<string, string>): Record<string, string> {
+  return env.AGENT_BUS_DB === undefined
+    ? env
+    : { ...env, AGENT_BUS_DB: storeLocation(env.AGENT_BUS_DB) };
 }
 
 let denoDir: Promise<string> | undefined;
@@ -84,7 +92,12 @@ export async function cliProcess(
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--quiet", "--allow-all", MAIN, ...args],
     // `deno task test` sets INIT_CWD, which the CLI would take for the user's directory.
-    env: { NO_COLOR: "1", INIT_CWD: options.cwd ?? "", DENO_DIR: await denoCacheDir(), ...env },
+    env: {
+      NO_COLOR: "1",
+      INIT_CWD: options.cwd ?? "",
+      DENO_DIR: await denoCacheDir(),
+      ...withStore(env),
+    },
     cwd: options.cwd,
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",

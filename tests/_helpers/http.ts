@@ -11,6 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
 import { failureOf, inheritedEnv, okContent, serverCommand, type ToolCaller } from "./peer.ts";
+import { storeLocation } from "./store.ts";
 
 /** A running HTTP server process. */
 export interface HttpServer extends AsyncDisposable {
@@ -35,7 +36,7 @@ export async function startHttpServer(
   const [command, ...args] = options.command ? [options.command] : serverCommand(options.dbPath);
   const child = new Deno.Command(command!, {
     args: [...args, "http", "--port", "0", ...(options.args ?? [])],
-    env: { ...inheritedEnv(), AGENT_BUS_DB: options.dbPath, ...options.env },
+    env: { ...inheritedEnv(), AGENT_BUS_DB: storeLocation(options.dbPath), ...options.env },
     clearEnv: true,
     stdin: "null",
     stdout: "null",

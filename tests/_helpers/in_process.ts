@@ -23,6 +23,7 @@ import { createHttpHandler } from "../../lib/transports/http/handler.ts";
 import { maxMessageBytes } from "../../lib/transports/limits.ts";
 import { openTestBus, openTestSearch, type TestBus } from "./bus.ts";
 import { failureOf, okContent, type ToolCaller } from "./peer.ts";
+import { storeLocation } from "./store.ts";
 
 /** A connected client, its bus, and cleanup. */
 export interface InProcess extends ToolCaller, AsyncDisposable {
@@ -77,7 +78,7 @@ export interface InProcessHttp extends AsyncDisposable {
  * `fetch`, without starting a process.
  */
 export function serveHttpInProcess(dbPath: string, env: Env = {}): InProcessHttp {
-  const { config } = loadConfig({ ...env, AGENT_BUS_DB: dbPath });
+  const { config } = loadConfig({ ...env, AGENT_BUS_DB: storeLocation(dbPath) });
   const runtime = openRuntime(config, { log: createLogger("error") });
   const handler = createHttpHandler({
     deps: { bus: runtime.bus, search: runtime.search },

@@ -16,6 +16,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
 import { fileURLToPath } from "node:url";
 import denoJson from "../../deno.json" with { type: "json" };
+import { storeLocation } from "./store.ts";
 
 /** Absolute path of `main.ts`. */
 export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -93,11 +94,15 @@ export function inheritedEnv(): Record<string, string> {
  * with that directory swapped in.
  */
 export function serverCommand(dbPath: string): string[] {
-  const dir = dbPath === ":memory:" ? undefined : dbPath.slice(0, dbPath.lastIndexOf("/")) || "/";
+  const file = dbPath !== ":memory:" && !dbPath.includes("://");
+  const dir = file ? dbPath.slice(0, dbPath.lastIndexOf("/")) || "/" : undefined;
   const args = denoJson.tasks.serve.command.split(/\s+/).slice(1).flatMap((arg) => {
     if (arg === "main.ts") return [MAIN];
-    if (arg.includes("$HOME/.agent_bus")) return dir ? [arg.replace("$HOME/.agent_bus", dir)] : [];
-    return [arg];
+    if (!arg.includes("$HOME/.agent_bus")) return [arg];
+    if (dir) return [arg.replace("$HOME/.agent_bus", dir)];
+    // No file (memory, or a database URL): keep only the rest of the list.
+    const rest = arg.replace(/\$HOME\/\.agent_bus,?/, "");
+    return rest.endsWith("=") ? [] : [rest];
   });
   return [Deno.execPath(), "--quiet", ...args];
 }
@@ -114,7 +119,7 @@ export async function startPeer(options: PeerOptions): Promise<Peer> {
   const transport = new StdioClientTransport({
     command: command!,
     args,
-    env: { ...inheritedEnv(), AGENT_BUS_DB: options.dbPath, ...options.env },
+    env: { ...inheritedEnv(), AGENT_BUS_DB: storeLocation(options.dbPath), ...options.env },
     stderr: "pipe",
   });
   let stderr = "";

@@ -15,6 +15,8 @@ export interface Postgres extends AsyncDisposable {
   /** `postgres://bus@127.0.0.1:PORT/bus` (trust authentication on loopback). */
   url: string;
   port: number;
+  /** The server's log file. */
+  logFile: string;
   /** Stop the server (`immediate`: as if it crashed) and keep the data. */
   stop(mode?: "fast" | "immediate"): Promise<void>;
   /** Start it again on the same port and data. */
@@ -68,6 +70,7 @@ export async function startPostgres(): Promise<Postgres> {
   return {
     url: `postgres://bus@127.0.0.1:${port}/bus`,
     port,
+    logFile: `${dir.path}/server.log`,
     async stop(mode) {
       await stop(mode);
       running = false;

@@ -6,6 +6,7 @@
  */
 
 import { serverCommand } from "./peer.ts";
+import { storeLocation } from "./store.ts";
 
 /** `initialize` params of a hand-written client. */
 export const INIT_PARAMS = {
@@ -23,7 +24,7 @@ export function rawServer(
   const [command, ...args] = serverCommand(dbPath);
   const child = new Deno.Command(command!, {
     args: [...args, ...extraArgs],
-    env: { AGENT_BUS_DB: dbPath, NO_COLOR: "1", ...env },
+    env: { AGENT_BUS_DB: storeLocation(dbPath), NO_COLOR: "1", ...env },
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",

@@ -8,6 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { ChangeFeed, type DirWatcher } from "../../lib/bus/changes.ts";
 import { createLogger } from "../../lib/log.ts";
 import { openStore } from "../../lib/store/mod.ts";
+import { sqliteTest } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const log = createLogger("error");
@@ -33,38 +34,50 @@ async function withFeed(
   }
 }
 
-Deno.test("ChangeFeed wakes a quiet waiter through file events", async () => {
-  await withFeed({ hotMs: 0, slowMs: 60_000 }, async (feed, commit) => {
-    const waiting = feed.wait(feed.mark(), { timeoutMs: 20_000 });
-    commit();
-    assert.equal(await waiting, "changed");
-    assert.equal(feed.mode, "events");
-  });
-});
-
-Deno.test("ChangeFeed wakes a waiter by polling when events are off", async () => {
-  await withFeed({ watch: false }, async (feed, commit) => {
-    const waiting = feed.wait(feed.mark(), { timeoutMs: 20_000 });
-    commit();
-    assert.equal(await waiting, "changed");
-    assert.equal(feed.mode, "polling");
-  });
-});
-
-Deno.test("ChangeFeed falls back to polling when file events never come", async () => {
-  const silent = (): DirWatcher => {
-    const never = new Promise<IteratorResult<{ paths: string[] }>>(() => {});
-    return { close() {}, [Symbol.asyncIterator]: () => ({ next: () => never }) };
-  };
-  await withFeed({ hotMs: 0, slowMs: 5, watchFs: silent }, async (feed, commit) => {
-    for (let i = 0; i < 3; i++) {
+sqliteTest(
+  "ChangeFeed wakes a quiet waiter through file events",
+  "SQLite's wake-ups (data_version, file events); PostgreSQL's are LISTEN/NOTIFY",
+  async () => {
+    await withFeed({ hotMs: 0, slowMs: 60_000 }, async (feed, commit) => {
       const waiting = feed.wait(feed.mark(), { timeoutMs: 20_000 });
       commit();
-      assert.equal(await waiting, "changed", "the safety-net poll still wakes it");
-    }
-    assert.equal(feed.mode, "polling");
-  });
-});
+      assert.equal(await waiting, "changed");
+      assert.equal(feed.mode, "events");
+    });
+  },
+);
+
+sqliteTest(
+  "ChangeFeed wakes a waiter by polling when events are off",
+  "SQLite's wake-ups (data_version, file events); PostgreSQL's are LISTEN/NOTIFY",
+  async () => {
+    await withFeed({ watch: false }, async (feed, commit) => {
+      const waiting = feed.wait(feed.mark(), { timeoutMs: 20_000 });
+      commit();
+      assert.equal(await waiting, "changed");
+      assert.equal(feed.mode, "polling");
+    });
+  },
+);
+
+sqliteTest(
+  "ChangeFeed falls back to polling when file events never come",
+  "SQLite's wake-ups (data_version, file events); PostgreSQL's are LISTEN/NOTIFY",
+  async () => {
+    const silent = (): DirWatcher => {
+      const never = new Promise<IteratorResult<{ paths: string[] }>>(() => {});
+      return { close() {}, [Symbol.asyncIterator]: () => ({ next: () => never }) };
+    };
+    await withFeed({ hotMs: 0, slowMs: 5, watchFs: silent }, async (feed, commit) => {
+      for (let i = 0; i < 3; i++) {
+        const waiting = feed.wait(feed.mark(), { timeoutMs: 20_000 });
+        commit();
+        assert.equal(await waiting, "changed", "the safety-net poll still wakes it");
+      }
+      assert.equal(feed.mode, "polling");
+    });
+  },
+);
 
 Deno.test("ChangeFeed resolves timeout and honours abort", async () => {
   await withFeed({}, async (feed) => {

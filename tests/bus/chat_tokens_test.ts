@@ -5,11 +5,11 @@
  */
 
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
 import { busConnect } from "../../lib/bus/chat/connect.ts";
 import { postMessage } from "../../lib/bus/chat/post.ts";
 import { Session } from "../../lib/bus/session.ts";
 import { openTestBus } from "../_helpers/bus.ts";
+import { readRows } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 Deno.test("a chatbus agent's consumed reply tokens are dropped after ten minutes", async () => {
@@ -30,17 +30,11 @@ Deno.test("a chatbus agent's consumed reply tokens are dropped after ten minutes
     });
     context = { seq: posted.current_seq!, token: posted.reply_token! };
   };
-  const tokens = () => {
-    const db = new DatabaseSync(dbPath, { readOnly: true });
-    try {
-      return (db.prepare("SELECT COUNT(*) AS n FROM bus_reply_tokens").get() as { n: number }).n;
-    } finally {
-      db.close();
-    }
-  };
+  const tokens = async () =>
+    Number((await readRows(dbPath, "SELECT COUNT(*) AS n FROM bus_reply_tokens"))[0]!.n);
   for (let i = 0; i < 50; i++) await postOnce(`post ${i}`);
-  assert.equal(tokens(), 51, "each post consumed one token and issued one");
+  assert.equal(await tokens(), 51, "each post consumed one token and issued one");
   clock += 601;
   await postOnce("ten minutes later");
-  assert.equal(tokens(), 2, "only the token just consumed and the new one are left");
+  assert.equal(await tokens(), 2, "only the token just consumed and the new one are left");
 });

@@ -3,13 +3,13 @@
  */
 
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
 import { BusError } from "../../lib/errors.ts";
 import { joinTopic, suggestNames } from "../../lib/bus/names.ts";
 import { Session } from "../../lib/bus/session.ts";
 import { createTopic } from "../../lib/bus/topics.ts";
 import { topicPresence } from "../../lib/bus/presence.ts";
 import { openTestBus } from "../_helpers/bus.ts";
+import { execSql } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 function hasCode(code: string, pattern?: RegExp) {
@@ -126,9 +126,11 @@ Deno.test("joinTopic() does not mark presence; a legacy cursor's name is adopted
     topicPresence(bus, { topicId: topic.topic_id, windowSeconds: 60, limit: 10 }).count,
     0,
   );
-  const raw = new DatabaseSync(path);
-  raw.prepare("INSERT INTO cursors VALUES (?, 'old-peer', 0, 1)").run(topic.topic_id);
-  raw.close();
+  await execSql(
+    path,
+    "INSERT INTO cursors (topic_id, agent_name, last_seq, updated_at) VALUES (?, 'old-peer', 0, 1)",
+    topic.topic_id,
+  );
   const adopted = await joinTopic(bus, new Session(), {
     agentName: "old-peer",
     topicId: topic.topic_id,

@@ -5,7 +5,6 @@
  */
 
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
 import {
   ask,
   cancelAsk,
@@ -17,6 +16,7 @@ import {
 import { closeTopic, createTopic, resolveTopic } from "../../lib/bus/topics.ts";
 import { BusError } from "../../lib/errors.ts";
 import { openTestBus } from "../_helpers/bus.ts";
+import { readRows } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 function hasCode(code: string) {
@@ -90,14 +90,8 @@ Deno.test("publish stores the payload JSON, answers only pending questions of th
   ]);
   assert.deepEqual(result.warnings, []);
 
-  const db = new DatabaseSync(`${tmp.path}/bus.sqlite`, { readOnly: true });
-  const row = db.prepare("SELECT * FROM questions WHERE question_id = ?").get(
-    q1.question_id,
-  ) as Record<
-    string,
-    unknown
-  >;
-  db.close();
+  const row = (await readRows(`${tmp.path}/bus.sqlite`, "SELECT * FROM questions"))
+    .find((r) => r.question_id === q1.question_id)!;
   assert.equal(row.status, "answered");
   assert.equal(row.answered_by, "teacher");
   assert.equal(typeof row.answered_at, "number");

@@ -12,6 +12,7 @@ import { sync, type SyncArgs } from "../../lib/bus/sync.ts";
 import { closeTopic, createTopic } from "../../lib/bus/topics.ts";
 import { openTestBus, type TestBus } from "../_helpers/bus.ts";
 import { until } from "../_helpers/peer.ts";
+import { sqliteTest } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 async function setup(bus: TestBus, names: string[]) {
@@ -263,26 +264,30 @@ Deno.test("sync() validates outbox items with indexed messages", async () => {
   }
 });
 
-Deno.test("sync() waits without writing and wakes on a commit from this process", async () => {
-  await using tmp = await tmpDir();
-  const path = `${tmp.path}/bus.sqlite`;
-  await using bus = openTestBus(path);
-  const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
-  const waiting = sync(bus, b!, args(topicId, { waitSeconds: 30 }));
-  await until(() => bus.changes.waiting === 1, { what: "the call to wait" });
-  // Another connection sees every commit as a change of data_version.
-  const observer = new DatabaseSync(path, { readOnly: true });
-  const version = () =>
-    (observer.prepare("PRAGMA data_version").get() as { data_version: number }).data_version;
-  const before = version();
-  await new Promise((resolve) => setTimeout(resolve, 300)); // the idle period under test
-  assert.equal(version(), before, "nothing was written while waiting");
-  await sync(bus, a!, args(topicId, { outbox: [{ content_markdown: "wake up" }] }));
-  const got = await waiting;
-  assert.equal(got.status, "ready");
-  assert.equal(got.received[0]!.content_markdown, "wake up");
-  observer.close();
-});
+sqliteTest(
+  "sync() waits without writing and wakes on a commit from this process",
+  "counts commits with SQLite's data_version; on PostgreSQL the idle bench row counts queries",
+  async () => {
+    await using tmp = await tmpDir();
+    const path = `${tmp.path}/bus.sqlite`;
+    await using bus = openTestBus(path);
+    const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
+    const waiting = sync(bus, b!, args(topicId, { waitSeconds: 30 }));
+    await until(() => bus.changes.waiting === 1, { what: "the call to wait" });
+    // Another connection sees every commit as a change of data_version.
+    const observer = new DatabaseSync(path, { readOnly: true });
+    const version = () =>
+      (observer.prepare("PRAGMA data_version").get() as { data_version: number }).data_version;
+    const before = version();
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the idle period under test
+    assert.equal(version(), before, "nothing was written while waiting");
+    await sync(bus, a!, args(topicId, { outbox: [{ content_markdown: "wake up" }] }));
+    const got = await waiting;
+    assert.equal(got.status, "ready");
+    assert.equal(got.received[0]!.content_markdown, "wake up");
+    observer.close();
+  },
+);
 
 Deno.test("sync() times out with status timeout and stops at once when aborted", async () => {
   await using tmp = await tmpDir();

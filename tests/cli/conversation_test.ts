@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { cli } from "../_helpers/cli.ts";
 import { MAIN, type Peer, startPeer, until } from "../_helpers/peer.ts";
+import { storeLocation } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 async function agentIn(dbPath: string, name: string): Promise<{ peer: Peer; topicId: string }> {
@@ -82,7 +83,7 @@ Deno.test("watch prints messages from other processes in order as they arrive, a
   });
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--quiet", "--allow-all", MAIN, "watch", "room", "--last", "1"],
-    env: { AGENT_BUS_DB: dbPath, NO_COLOR: "1" },
+    env: { AGENT_BUS_DB: storeLocation(dbPath), NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -8,6 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { cli } from "../_helpers/cli.ts";
 import { startFakeEmbedServer } from "../_helpers/embed_server.ts";
 import { startPeer } from "../_helpers/peer.ts";
+import { sqliteTest } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 Deno.test("mail send, list and drain share the mailboxes of the peer-bus servers", async () => {
@@ -67,93 +68,101 @@ Deno.test("mail send, list and drain share the mailboxes of the peer-bus servers
   assert.equal((await cli(["mail", "send", "no one", "x"], env)).code, 2);
 });
 
-Deno.test("db stats counts what is there; vacuum shrinks a file with free pages", async () => {
-  await using tmp = await tmpDir();
-  const dbPath = `${tmp.path}/bus.sqlite`;
-  const env = { AGENT_BUS_DB: dbPath };
-  {
-    await using peer = await startPeer({ dbPath });
-    const topicId = (await peer.ok("topic_create", { name: "big" })).topic_id as string;
-    await peer.ok("topic_join", { agent_name: "a", topic_id: topicId });
-    for (let i = 0; i < 10; i++) {
+sqliteTest(
+  "db stats counts what is there; vacuum shrinks a file with free pages",
+  "file sizes and SQLite migrations; PostgreSQL's are in tests/store/postgres_store_test.ts",
+  async () => {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    const env = { AGENT_BUS_DB: dbPath };
+    {
+      await using peer = await startPeer({ dbPath });
+      const topicId = (await peer.ok("topic_create", { name: "big" })).topic_id as string;
+      await peer.ok("topic_join", { agent_name: "a", topic_id: topicId });
+      for (let i = 0; i < 10; i++) {
+        await peer.ok("sync", {
+          topic_id: topicId,
+          outbox: Array.from({ length: 20 }, () => ({ content_markdown: "x".repeat(2000) })),
+          wait_seconds: 0,
+        });
+      }
+      await peer.ok("topic_create", { name: "small" });
+    }
+    const stats = JSON.parse((await cli(["db", "stats", "--json"], env)).stdout);
+    assert.equal(stats.messages, 200);
+    assert.deepEqual(stats.topics, { open: 2, closed: 0 });
+    assert.equal(stats.sqlite.journal_mode, "wal");
+    assert.ok(stats.files.db_bytes > 0);
+    assert.equal(stats.semantic_index.backlog, 200);
+    assert.match((await cli(["db", "stats"], env)).stdout, /Messages {2}200/);
+
+    assert.equal((await cli(["topics", "delete", "big", "--yes"], env)).code, 0);
+    const before = JSON.parse((await cli(["db", "stats", "--json"], env)).stdout);
+    const vacuumed = await cli(["db", "vacuum"], env);
+    assert.equal(vacuumed.code, 0, vacuumed.stderr);
+    assert.match(vacuumed.stdout, /^Vacuumed /);
+    const after = JSON.parse((await cli(["db", "stats", "--json"], env)).stdout);
+    assert.ok(after.sqlite.page_count < before.sqlite.page_count, "free pages were given back");
+    assert.equal(after.sqlite.freelist_count, 0);
+    assert.equal(after.files.wal_bytes, 0);
+  },
+);
+
+sqliteTest(
+  "db migrate upgrades an older database of ours in place, keeping its data",
+  "file sizes and SQLite migrations; PostgreSQL's are in tests/store/postgres_store_test.ts",
+  async () => {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    const env = { AGENT_BUS_DB: dbPath };
+    {
+      await using peer = await startPeer({ dbPath });
+      const topicId = (await peer.ok("topic_create", { name: "kept" })).topic_id as string;
+      await peer.ok("topic_join", { agent_name: "a", topic_id: topicId });
       await peer.ok("sync", {
         topic_id: topicId,
-        outbox: Array.from({ length: 20 }, () => ({ content_markdown: "x".repeat(2000) })),
+        outbox: [{ content_markdown: "survives" }],
         wait_seconds: 0,
       });
     }
-    await peer.ok("topic_create", { name: "small" });
-  }
-  const stats = JSON.parse((await cli(["db", "stats", "--json"], env)).stdout);
-  assert.equal(stats.messages, 200);
-  assert.deepEqual(stats.topics, { open: 2, closed: 0 });
-  assert.equal(stats.sqlite.journal_mode, "wal");
-  assert.ok(stats.files.db_bytes > 0);
-  assert.equal(stats.semantic_index.backlog, 200);
-  assert.match((await cli(["db", "stats"], env)).stdout, /Messages {2}200/);
-
-  assert.equal((await cli(["topics", "delete", "big", "--yes"], env)).code, 0);
-  const before = JSON.parse((await cli(["db", "stats", "--json"], env)).stdout);
-  const vacuumed = await cli(["db", "vacuum"], env);
-  assert.equal(vacuumed.code, 0, vacuumed.stderr);
-  assert.match(vacuumed.stdout, /^Vacuumed /);
-  const after = JSON.parse((await cli(["db", "stats", "--json"], env)).stdout);
-  assert.ok(after.sqlite.page_count < before.sqlite.page_count, "free pages were given back");
-  assert.equal(after.sqlite.freelist_count, 0);
-  assert.equal(after.files.wal_bytes, 0);
-});
-
-Deno.test("db migrate upgrades an older database of ours in place, keeping its data", async () => {
-  await using tmp = await tmpDir();
-  const dbPath = `${tmp.path}/bus.sqlite`;
-  const env = { AGENT_BUS_DB: dbPath };
-  {
-    await using peer = await startPeer({ dbPath });
-    const topicId = (await peer.ok("topic_create", { name: "kept" })).topic_id as string;
-    await peer.ok("topic_join", { agent_name: "a", topic_id: topicId });
-    await peer.ok("sync", {
-      topic_id: topicId,
-      outbox: [{ content_markdown: "survives" }],
-      wait_seconds: 0,
-    });
-  }
-  // Turn the file into what an agent-bus of migration level 3 left behind.
-  const db = new DatabaseSync(dbPath);
-  db.exec(`DROP TABLE questions; DROP TABLE bus_mailbox; DROP TABLE bus_peers;
+    // Turn the file into what an agent-bus of migration level 3 left behind.
+    const db = new DatabaseSync(dbPath);
+    db.exec(`DROP TABLE questions; DROP TABLE bus_mailbox; DROP TABLE bus_peers;
     UPDATE meta SET value = '3' WHERE key = 'bus_ext_version'`);
-  db.close();
+    db.close();
 
-  const dry = JSON.parse((await cli(["db", "migrate", "--dry-run", "--json"], env)).stdout);
-  assert.equal(dry.from, 3);
-  assert.deepEqual(dry.pending.map((m: { version: number }) => m.version), [4, 5, 6, 7, 8]);
-  const untouched = new DatabaseSync(dbPath, { readOnly: true });
-  assert.equal(
-    untouched.prepare("SELECT name FROM sqlite_master WHERE name = 'questions'").get(),
-    undefined,
-  );
-  untouched.close();
+    const dry = JSON.parse((await cli(["db", "migrate", "--dry-run", "--json"], env)).stdout);
+    assert.equal(dry.from, 3);
+    assert.deepEqual(dry.pending.map((m: { version: number }) => m.version), [4, 5, 6, 7, 8]);
+    const untouched = new DatabaseSync(dbPath, { readOnly: true });
+    assert.equal(
+      untouched.prepare("SELECT name FROM sqlite_master WHERE name = 'questions'").get(),
+      undefined,
+    );
+    untouched.close();
 
-  const applied = await cli(["db", "migrate"], env);
-  assert.equal(applied.code, 0, applied.stderr);
-  assert.match(
-    applied.stdout,
-    /Applied 5 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting.*\n {2}7\. find mail by sender.*\n {2}8\. the AgentChatBus dialect/,
-  );
-  assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 8\)/);
-  await using peer = await startPeer({ dbPath });
-  const found = await peer.ok("messages_search", { query: "survives", mode: "fts" }) as {
-    results: unknown[];
-  };
-  assert.equal(found.results.length, 1, "the old messages are still there and searchable");
+    const applied = await cli(["db", "migrate"], env);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.match(
+      applied.stdout,
+      /Applied 5 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting.*\n {2}7\. find mail by sender.*\n {2}8\. the AgentChatBus dialect/,
+    );
+    assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 8\)/);
+    await using peer = await startPeer({ dbPath });
+    const found = await peer.ok("messages_search", { query: "survives", mode: "fts" }) as {
+      results: unknown[];
+    };
+    assert.equal(found.results.length, 1, "the old messages are still there and searchable");
 
-  const other = `${tmp.path}/other.sqlite`;
-  const foreign = new DatabaseSync(other);
-  foreign.exec("CREATE TABLE stuff (x)");
-  foreign.close();
-  const refused = await cli(["db", "migrate"], { AGENT_BUS_DB: other });
-  assert.equal(refused.code, 1);
-  assert.match(refused.stderr, /not ours to migrate/);
-});
+    const other = `${tmp.path}/other.sqlite`;
+    const foreign = new DatabaseSync(other);
+    foreign.exec("CREATE TABLE stuff (x)");
+    foreign.close();
+    const refused = await cli(["db", "migrate"], { AGENT_BUS_DB: other });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /not ours to migrate/);
+  },
+);
 
 Deno.test("db reindex embeds the backlog through the endpoint, and says so when there is none", async () => {
   await using tmp = await tmpDir();

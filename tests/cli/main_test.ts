@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { cli, cliProcess } from "../_helpers/cli.ts";
+import { sqliteTest } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
@@ -67,22 +68,26 @@ Deno.test("every command has its own --help", async () => {
   }
 });
 
-Deno.test("agent-bus db wipe --yes removes the database and its WAL files", async () => {
-  await using tmp = await tmpDir();
-  const path = `${tmp.path}/bus.sqlite`;
-  const db = new DatabaseSync(path);
-  db.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1);");
-  const refused = await cli(["db", "wipe"], { AGENT_BUS_DB: path });
-  assert.equal(refused.code, 2, "without --yes and without a terminal it refuses");
-  await Deno.stat(path);
-  const wiped = await cli(["db", "wipe", "--yes"], { AGENT_BUS_DB: path });
-  db.close();
-  assert.equal(wiped.code, 0, wiped.stderr);
-  assert.match(wiped.stdout, /Wiped/);
-  for (const suffix of ["", "-wal", "-shm"]) {
-    await assert.rejects(Deno.stat(`${path}${suffix}`), Deno.errors.NotFound);
-  }
-  const again = await cli(["db", "wipe", "--yes"], { AGENT_BUS_DB: path });
-  assert.equal(again.code, 0);
-  assert.match(again.stdout, /nothing to wipe/);
-});
+sqliteTest(
+  "agent-bus db wipe --yes removes the database and its WAL files",
+  "removes SQLite files; wiping PostgreSQL is in tests/store/postgres_store_test.ts",
+  async () => {
+    await using tmp = await tmpDir();
+    const path = `${tmp.path}/bus.sqlite`;
+    const db = new DatabaseSync(path);
+    db.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+    const refused = await cli(["db", "wipe"], { AGENT_BUS_DB: path });
+    assert.equal(refused.code, 2, "without --yes and without a terminal it refuses");
+    await Deno.stat(path);
+    const wiped = await cli(["db", "wipe", "--yes"], { AGENT_BUS_DB: path });
+    db.close();
+    assert.equal(wiped.code, 0, wiped.stderr);
+    assert.match(wiped.stdout, /Wiped/);
+    for (const suffix of ["", "-wal", "-shm"]) {
+      await assert.rejects(Deno.stat(`${path}${suffix}`), Deno.errors.NotFound);
+    }
+    const again = await cli(["db", "wipe", "--yes"], { AGENT_BUS_DB: path });
+    assert.equal(again.code, 0);
+    assert.match(again.stdout, /nothing to wipe/);
+  },
+);

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
+import { readRows } from "../_helpers/store.ts";
 import { cli } from "../_helpers/cli.ts";
 import { type Peer, startPeer } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -108,11 +108,8 @@ Deno.test("topics rename, close and delete change what agents see; rename never 
   assert.equal(renamed.code, 0, renamed.stderr);
   assert.match(renamed.stdout, /Renamed "alpha" to "beta"/);
   assert.equal((await alice.ok("topic_resolve", { name: "beta" })).topic_id, alphaId);
-  const db = new DatabaseSync(dbPath, { readOnly: true });
-  const bodies = db.prepare("SELECT content_markdown FROM messages ORDER BY seq").all().map((r) =>
-    r.content_markdown
-  );
-  db.close();
+  const bodies = (await readRows(dbPath, "SELECT content_markdown FROM messages ORDER BY seq"))
+    .map((r) => r.content_markdown);
   assert.deepEqual(bodies, ["the alpha plan", "second", "reply from bob"]);
 
   assert.equal((await cli(["topics", "close", "beta", "--reason", "done"], env)).code, 0);

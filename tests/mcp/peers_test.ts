@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { startPeer, textOf, until } from "../_helpers/peer.ts";
+import { holdWriteLock, sqliteTest } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const DEBUG = { AGENT_BUS_LOG_LEVEL: "debug" };
@@ -215,87 +216,96 @@ Deno.test("a write blocked by another program's lock gives DB_BUSY, then recover
   const dbPath = `${tmp.path}/bus.sqlite`;
   await using a = await startPeer({ dbPath, env: { AGENT_BUS_BUSY_TIMEOUT_MS: "300" } });
   await a.ok("topic_create", { name: "before" });
-  const holder = new DatabaseSync(dbPath);
-  holder.exec("BEGIN IMMEDIATE");
+  const release = await holdWriteLock(dbPath);
   try {
     const busy = await a.fail("topic_create", { name: "blocked" });
     assert.equal(busy.code, "DB_BUSY");
     const list = await a.ok("topic_list", {});
     assert.equal(list.count, 1, "reads still work while the lock is held");
   } finally {
-    holder.exec("ROLLBACK");
-    holder.close();
+    await release();
   }
   const after = await a.ok("topic_create", { name: "after" });
   assert.equal(after.name, "after");
 });
 
-Deno.test("a schema 5 database gives DB_SCHEMA_MISMATCH from every DB tool while ping works", async () => {
-  await using tmp = await tmpDir();
-  const dbPath = `${tmp.path}/old.sqlite`;
-  const raw = new DatabaseSync(dbPath);
-  raw.exec(
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema_version', '5');",
-  );
-  raw.close();
-  await using peer = await startPeer({ dbPath });
-  assert.equal((await peer.ok("ping")).ok, true);
-  const calls: [string, Record<string, unknown>][] = [
-    ["topic_create", { name: "x" }],
-    ["topic_list", {}],
-    ["topic_resolve", { name: "x" }],
-    ["topic_close", { topic_id: "x" }],
-    ["topic_join", { agent_name: "a", topic_id: "x" }],
-    ["topic_presence", { topic_id: "x" }],
-    ["cursor_reset", { topic_id: "x" }],
-    ["messages_search", { query: "x" }],
-    ["sync", { topic_id: "x", wait_seconds: 0 }],
-  ];
-  for (const [name, args] of calls) {
-    const failure = await peer.fail(name, args);
-    assert.equal(failure.code, "DB_SCHEMA_MISMATCH", name);
-    assert.match(failure.message, /agent-bus db wipe --yes/);
-  }
-});
+sqliteTest(
+  "a schema 5 database gives DB_SCHEMA_MISMATCH from every DB tool while ping works",
+  "a file made by another version of the original program",
+  async () => {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/old.sqlite`;
+    const raw = new DatabaseSync(dbPath);
+    raw.exec(
+      "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema_version', '5');",
+    );
+    raw.close();
+    await using peer = await startPeer({ dbPath });
+    assert.equal((await peer.ok("ping")).ok, true);
+    const calls: [string, Record<string, unknown>][] = [
+      ["topic_create", { name: "x" }],
+      ["topic_list", {}],
+      ["topic_resolve", { name: "x" }],
+      ["topic_close", { topic_id: "x" }],
+      ["topic_join", { agent_name: "a", topic_id: "x" }],
+      ["topic_presence", { topic_id: "x" }],
+      ["cursor_reset", { topic_id: "x" }],
+      ["messages_search", { query: "x" }],
+      ["sync", { topic_id: "x", wait_seconds: 0 }],
+    ];
+    for (const [name, args] of calls) {
+      const failure = await peer.fail(name, args);
+      assert.equal(failure.code, "DB_SCHEMA_MISMATCH", name);
+      assert.match(failure.message, /agent-bus db wipe --yes/);
+    }
+  },
+);
 
-Deno.test("a database made by the original implementation opens and works", async () => {
-  await using tmp = await tmpDir();
-  const dbPath = `${tmp.path}/original.sqlite`;
-  const raw = new DatabaseSync(dbPath);
-  raw.exec(await Deno.readTextFile(new URL("../fixtures/original_v6.sql", import.meta.url)));
-  raw.close();
-  await using bob = await startPeer({ dbPath });
-  await using alice = await startPeer({ dbPath });
-  const topic = await bob.ok("topic_resolve", { name: "legacy-topic" });
-  assert.equal(topic.topic_id, "a1b2c3d4e5");
-  await bob.ok("topic_join", { agent_name: "legacy-bob", topic_id: "a1b2c3d4e5" });
-  assert.equal(
-    (await alice.fail("topic_join", { agent_name: "alice", topic_id: "a1b2c3d4e5" })).code,
-    "AGENT_NAME_IN_USE",
-  );
-  await alice.ok("topic_join", {
-    agent_name: "alice",
-    topic_id: "a1b2c3d4e5",
-    reclaim_token: "alice-token-0123456789abcdef",
-  });
-  const sent = await bob.ok("sync", {
-    topic_id: "a1b2c3d4e5",
-    outbox: [{ content_markdown: "Also update the zeppelin runbook", client_message_id: "bob-2" }],
-    wait_seconds: 0,
-  });
-  assert.equal((sent.sent as { message: { seq: number } }[])[0]!.message.seq, 3);
-  const dup = await bob.ok("sync", {
-    topic_id: "a1b2c3d4e5",
-    outbox: [{ content_markdown: "old idempotency key", client_message_id: "bob-1" }],
-    wait_seconds: 0,
-  });
-  assert.equal((dup.sent as { duplicate: boolean }[])[0]!.duplicate, true);
-  const inbox = await alice.ok("sync", { topic_id: "a1b2c3d4e5", wait_seconds: 0 });
-  assert.deepEqual((inbox.received as { seq: number }[]).map((m) => m.seq), [3]);
-  const found = await alice.ok("messages_search", { query: "zeppelin", mode: "fts" });
-  assert.equal(found.count, 3);
-  const check = new DatabaseSync(dbPath, { readOnly: true });
-  const theirs = check.prepare("SELECT COUNT(*) AS n FROM messages_fts").get() as { n: number };
-  assert.equal(theirs.n, 3, "the original's own triggers still index our writes");
-  check.close();
-});
+sqliteTest(
+  "a database made by the original implementation opens and works",
+  "the original implementation's SQLite file",
+  async () => {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/original.sqlite`;
+    const raw = new DatabaseSync(dbPath);
+    raw.exec(await Deno.readTextFile(new URL("../fixtures/original_v6.sql", import.meta.url)));
+    raw.close();
+    await using bob = await startPeer({ dbPath });
+    await using alice = await startPeer({ dbPath });
+    const topic = await bob.ok("topic_resolve", { name: "legacy-topic" });
+    assert.equal(topic.topic_id, "a1b2c3d4e5");
+    await bob.ok("topic_join", { agent_name: "legacy-bob", topic_id: "a1b2c3d4e5" });
+    assert.equal(
+      (await alice.fail("topic_join", { agent_name: "alice", topic_id: "a1b2c3d4e5" })).code,
+      "AGENT_NAME_IN_USE",
+    );
+    await alice.ok("topic_join", {
+      agent_name: "alice",
+      topic_id: "a1b2c3d4e5",
+      reclaim_token: "alice-token-0123456789abcdef",
+    });
+    const sent = await bob.ok("sync", {
+      topic_id: "a1b2c3d4e5",
+      outbox: [{
+        content_markdown: "Also update the zeppelin runbook",
+        client_message_id: "bob-2",
+      }],
+      wait_seconds: 0,
+    });
+    assert.equal((sent.sent as { message: { seq: number } }[])[0]!.message.seq, 3);
+    const dup = await bob.ok("sync", {
+      topic_id: "a1b2c3d4e5",
+      outbox: [{ content_markdown: "old idempotency key", client_message_id: "bob-1" }],
+      wait_seconds: 0,
+    });
+    assert.equal((dup.sent as { duplicate: boolean }[])[0]!.duplicate, true);
+    const inbox = await alice.ok("sync", { topic_id: "a1b2c3d4e5", wait_seconds: 0 });
+    assert.deepEqual((inbox.received as { seq: number }[]).map((m) => m.seq), [3]);
+    const found = await alice.ok("messages_search", { query: "zeppelin", mode: "fts" });
+    assert.equal(found.count, 3);
+    const check = new DatabaseSync(dbPath, { readOnly: true });
+    const theirs = check.prepare("SELECT COUNT(*) AS n FROM messages_fts").get() as { n: number };
+    assert.equal(theirs.n, 3, "the original's own triggers still index our writes");
+    check.close();
+  },
+);

@@ -6,9 +6,9 @@
  */
 
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
 import { type Peer, startPeer, textOf, until } from "../_helpers/peer.ts";
 import { connectInProcess, type InProcess } from "../_helpers/in_process.ts";
+import { holdWriteLock, readRows } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const TEACHER_TOOLS = [
@@ -143,12 +143,10 @@ Deno.test("the teacher sees the student's question; the student's poll renders F
   );
   assert.doesNotMatch(JSON.stringify(polled), /TOP-SECRET-NOTE|teacher_notes|TRUNCATED/);
   // The note is stored, for teachers.
-  const db = new DatabaseSync(dbPath, { readOnly: true });
-  const stored = db.prepare("SELECT answer_payload_json FROM questions").get() as {
+  const [stored] = await readRows(dbPath, "SELECT answer_payload_json FROM questions") as {
     answer_payload_json: string;
-  };
-  db.close();
-  assert.equal(JSON.parse(stored.answer_payload_json).teacher_notes, "TOP-SECRET-NOTE");
+  }[];
+  assert.equal(JSON.parse(stored!.answer_payload_json).teacher_notes, "TOP-SECRET-NOTE");
 });
 
 Deno.test("a waiting ask returns answered as soon as a teacher in another process publishes", async () => {
@@ -292,13 +290,11 @@ Deno.test("every error code of the contract comes back as isError with structure
   );
 
   // Another program holding the write lock: DB_BUSY, nothing half-done.
-  const holder = new DatabaseSync(dbPath);
-  holder.exec("BEGIN IMMEDIATE");
+  const release = await holdWriteLock(dbPath);
   try {
     assert.equal((await teacher.fail("topic_create", { name: "blocked" })).code, "DB_BUSY");
   } finally {
-    holder.exec("ROLLBACK");
-    holder.close();
+    await release();
   }
   assert.equal((await teacher.ok("topic_create", { name: "after" })).name, "after");
 });

@@ -5,9 +5,9 @@
  */
 
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
 import { startFakeEmbedServer } from "../_helpers/embed_server.ts";
 import { startPeer, until } from "../_helpers/peer.ts";
+import { readRows } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 Deno.test("one indexer embeds for three server processes sharing a database", async () => {
@@ -32,18 +32,18 @@ Deno.test("one indexer embeds for three server processes sharing a database", as
       wait_seconds: 0,
     })
   ));
-  const observer = new DatabaseSync(dbPath, { readOnly: true });
-  const embedded = () =>
-    (observer.prepare(
-      "SELECT COUNT(DISTINCT message_id) AS n FROM bus_chunks WHERE model = 'fake-model'",
-    )
-      .get() as { n: number }).n;
-  await until(() => embedded() === 60, {
+  const embedded = async () =>
+    Number(
+      (await readRows(
+        dbPath,
+        "SELECT COUNT(DISTINCT message_id) AS n FROM bus_chunks WHERE model = 'fake-model'",
+      ))[0]!.n,
+    );
+  await until(async () => await embedded() === 60, {
     timeoutMs: 30_000,
     everyMs: 100,
     what: "all 60 messages embedded",
   });
-  observer.close();
   const documents = embed.requests.flatMap((r) => r.inputs).filter((text) =>
     !text.startsWith("query")
   );

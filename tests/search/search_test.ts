@@ -8,6 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { BusError } from "../../lib/errors.ts";
 import type { SearchArgs, SearchEngine } from "../../lib/search/mod.ts";
 import { openTestBus, openTestSearch, seedTopic } from "../_helpers/bus.ts";
+import { execSql, sqliteTest } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 function fts(engine: SearchEngine, more: Partial<SearchArgs>) {
@@ -102,9 +103,10 @@ Deno.test("search filters by topic, sender, message type and time, and honours l
     { content_markdown: "shared question?", message_type: "question" },
   ], "alice");
   await seedTopic(bus, "two", ["shared too"], "bob");
-  const raw = new DatabaseSync(path);
-  raw.exec("UPDATE messages SET created_at = 1000 WHERE content_markdown = 'shared word'");
-  raw.close();
+  await execSql(
+    path,
+    "UPDATE messages SET created_at = 1000 WHERE content_markdown = 'shared word'",
+  );
   assert.equal((await fts(engine, { query: "shared" })).count, 3);
   assert.equal((await fts(engine, { query: "shared", topicId: one })).count, 2);
   assert.equal((await fts(engine, { query: "shared", sender: "bob" })).count, 1);
@@ -151,25 +153,29 @@ Deno.test("search never fails on hostile queries, only on a blank one", async ()
   }
 });
 
-Deno.test("messages inserted by another program get their code terms in the background", async () => {
-  await using tmp = await tmpDir();
-  const path = `${tmp.path}/bus.sqlite`;
-  await using bus = openTestBus(path);
-  await using engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_AUTOINDEX: "0" });
-  const topicId = await seedTopic(bus, "t", ["first"]);
-  const raw = new DatabaseSync(path);
-  raw.prepare(
-    `INSERT INTO messages (message_id, topic_id, seq, sender, message_type, content_markdown, created_at)
+sqliteTest(
+  "messages inserted by another program get their code terms in the background",
+  "the original program writing the same file; no other program writes a PostgreSQL bus",
+  async () => {
+    await using tmp = await tmpDir();
+    const path = `${tmp.path}/bus.sqlite`;
+    await using bus = openTestBus(path);
+    await using engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_AUTOINDEX: "0" });
+    const topicId = await seedTopic(bus, "t", ["first"]);
+    const raw = new DatabaseSync(path);
+    raw.prepare(
+      `INSERT INTO messages (message_id, topic_id, seq, sender, message_type, content_markdown, created_at)
      VALUES ('foreign1', ?, 2, 'other', 'message', 'they call fetchRemoteConfig here', 1)`,
-  ).run(topicId);
-  raw.close();
-  assert.equal(
-    (await fts(engine, { query: "fetchRemoteConfig" })).count,
-    1,
-    "the body is indexed at once",
-  );
-  assert.equal((await fts(engine, { query: "remote config" })).count, 0, "its parts come later");
-  assert.equal(await engine.indexer.runOnce(), true);
-  assert.equal((await fts(engine, { query: "remote config" })).count, 1);
-  assert.equal(await engine.indexer.runOnce(), false, "nothing left to do");
-});
+    ).run(topicId);
+    raw.close();
+    assert.equal(
+      (await fts(engine, { query: "fetchRemoteConfig" })).count,
+      1,
+      "the body is indexed at once",
+    );
+    assert.equal((await fts(engine, { query: "remote config" })).count, 0, "its parts come later");
+    assert.equal(await engine.indexer.runOnce(), true);
+    assert.equal((await fts(engine, { query: "remote config" })).count, 1);
+    assert.equal(await engine.indexer.runOnce(), false, "nothing left to do");
+  },
+);

@@ -5,12 +5,12 @@
  */
 
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
 import { type ExactVectors, VectorIndex } from "../../lib/search/vector_index.ts";
 import { DOT_WASM_BASE64 } from "../../lib/search/_dot_wasm.ts";
 import { compileWat, moduleSource } from "../../scripts/build_wasm.ts";
 import { chunkVectors, saveEmbedding } from "../../lib/store/vectors.ts";
 import { openTestBus, seedTopic } from "../_helpers/bus.ts";
+import { execSql } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 function unit(values: number[]): Float32Array {
@@ -126,9 +126,7 @@ Deno.test("VectorIndex.refresh loads new vectors and reloads after a deletion", 
     index.search(unit([0, 1, 0, 0]), { limit: 5, minScore: 0.5, exact })[0]?.messageId,
     ids[1],
   );
-  const raw = new DatabaseSync(path);
-  raw.prepare("DELETE FROM messages WHERE message_id = ?").run(ids[0]!);
-  raw.close();
+  await execSql(path, "DELETE FROM messages WHERE message_id = ?", ids[0]!);
   index.refresh(bus.store);
   assert.equal(index.size, 1, "a deletion reloads the index");
   assert.equal(index.search(unit([1, 0, 0, 0]), { limit: 5, minScore: 0.5, exact }).length, 0);

@@ -218,7 +218,7 @@ Deno.test("wipeDatabase() removes the file and its WAL companions", async () => 
   await store.immediate(() => store.stmt("INSERT INTO meta VALUES ('k', 'v')").run());
   const keep = new DatabaseSync(path); // keeps -wal and -shm in place
   keep.prepare("SELECT 1").get();
-  const removed = wipeDatabase(path);
+  const removed = wipeDatabase(path, { busyTimeoutMs: 1000, log });
   assert.ok(removed.includes(path));
   assert.ok(removed.includes(`${path}-wal`));
   for (const suffix of ["", "-wal", "-shm"]) {
@@ -226,5 +226,5 @@ Deno.test("wipeDatabase() removes the file and its WAL companions", async () => 
   }
   keep.close();
   store.close();
-  assert.deepEqual(wipeDatabase(path), []);
+  assert.deepEqual(wipeDatabase(path, { busyTimeoutMs: 1000, log }), []);
 });

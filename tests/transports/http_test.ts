@@ -5,13 +5,13 @@
  */
 
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connectHttp, rawStatus, shorthand, startHttpServer } from "../_helpers/http.ts";
 import { serverCommand, startPeer, textOf, until } from "../_helpers/peer.ts";
 import { serveHttpInProcess } from "../_helpers/in_process.ts";
 import { INIT_PARAMS } from "../_helpers/raw.ts";
+import { readRows } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const INIT = { jsonrpc: "2.0", id: 1, method: "initialize", params: INIT_PARAMS };
@@ -20,13 +20,8 @@ const MCP_ACCEPT = {
   accept: "application/json, text/event-stream",
 };
 
-function mailboxRows(dbPath: string): number {
-  const db = new DatabaseSync(dbPath, { readOnly: true });
-  try {
-    return (db.prepare("SELECT COUNT(*) AS n FROM bus_mailbox").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
+async function mailboxRows(dbPath: string): Promise<number> {
+  return Number((await readRows(dbPath, "SELECT COUNT(*) AS n FROM bus_mailbox"))[0]!.n);
 }
 
 Deno.test("two HTTP clients exchange 100 messages each way through mailboxes, none lost or repeated", async () => {
@@ -69,7 +64,7 @@ Deno.test("two HTTP clients exchange 100 messages each way through mailboxes, no
   assert.equal(textOf(retry), "a-0");
   assert.deepEqual(retry.structuredContent, { msg_id: "a-0", duplicate: true });
   assert.deepEqual(await bob.ok("check_mail"), { message: null });
-  assert.equal(mailboxRows(`${dir.path}/bus.sqlite`), 200);
+  assert.equal(await mailboxRows(`${dir.path}/bus.sqlite`), 200);
 });
 
 Deno.test("the seed's curl smoke test works literally", async () => {
@@ -121,7 +116,7 @@ Deno.test("shorthand errors carry the tool's code and a matching HTTP status", a
     const { body } = await shorthand(`${server.url}/agents/bob/mcp/`, "check_mail");
     assert.equal((body!.message as { content: string }).content, `m${i}`);
   }
-  assert.equal(mailboxRows(`${dir.path}/bus.sqlite`), 3);
+  assert.equal(await mailboxRows(`${dir.path}/bus.sqlite`), 3);
 
   const badName = await shorthand(alice, "send_to_agent", { name: "bob/../x", msg: "hi" });
   assert.equal(badName.status, 400);
@@ -213,7 +208,7 @@ Deno.test("a bad or missing token, a foreign Origin or Host, or an oversized bod
     await streamed.body?.cancel();
   } // (or the server cut the upload short, which fetch reports as an error)
 
-  assert.equal(mailboxRows(dbPath), 0);
+  assert.equal(await mailboxRows(dbPath), 0);
   // The right token on the loopback Host works, for the shorthand and for MCP clients.
   assert.equal((await shorthand(url, "send_to_agent", send, good)).status, 200);
   await using bob = await connectHttp(`${server.url}/agents/bob/mcp/`, { headers: good });

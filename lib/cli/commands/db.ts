@@ -1,13 +1,14 @@
 /**
- * `agent-bus db …`: the database file itself: statistics, upkeep
- * (vacuum), our forward migrations, rebuilding the semantic index, and
- * wiping it.
+ * `agent-bus db …`: the database itself: statistics, upkeep (vacuum), our
+ * forward migrations, copying a bus between stores, rebuilding the semantic
+ * index, and wiping it. Each works on a SQLite file and on PostgreSQL.
  *
  * @module
  */
 
 import { databaseCounts } from "../../bus/admin.ts";
-import { readMigrationState, wipeDatabase } from "../../runtime.ts";
+import { redactUrl } from "../../config.ts";
+import { copyDatabase, isPostgresUrl, readMigrationState, wipeDatabase } from "../../runtime.ts";
 import {
   type CliContext,
   type Command,
@@ -21,14 +22,17 @@ import { startProgress } from "../progress.ts";
 const USAGE = `Usage: agent-bus db <command> [options]
 
 Commands:
-  stats          File sizes, row counts, WAL size and search index backlog (--json)
-  vacuum         Rebuild the file without free pages and empty the WAL
+  stats          File sizes (or database size), row counts and search index backlog (--json)
+  vacuum         Rebuild the file without free pages and empty the WAL (PostgreSQL: VACUUM)
   migrate        Apply this version's migrations of our own tables (--dry-run: only
                  list them; --json). Data is kept: no upgrade of ours needs a wipe
   reindex        Embed every message not yet in the semantic index, now (needs the
                  embedding endpoint; see the README's Search section)
-  wipe --yes     Delete the database file (AGENT_BUS_DB) and its -wal/-shm files.
-                 Every topic and message is lost. Asks first unless --yes is given`;
+  copy FROM TO   Copy a whole bus from one store to another (SQLite file or postgres://
+                 URL, either way); TO must be empty. Progress on stderr, counts checked
+  wipe --yes     Delete the database file (AGENT_BUS_DB) and its -wal/-shm files, or our
+                 tables in PostgreSQL. Every topic and message is lost. Asks first
+                 unless --yes is given`;
 
 /** The `db` command group. */
 export const dbCommand: Command = defineCommand({
@@ -40,6 +44,10 @@ export const dbCommand: Command = defineCommand({
     "dry-run": { type: "boolean" },
   },
   async run({ values, positionals }, ctx) {
+    if (positionals[0] === "copy") {
+      if (positionals.length !== 3) throw new UsageError("db copy needs FROM and TO");
+      return await copyCommand(ctx, positionals[1]!, positionals[2]!);
+    }
     if (positionals.length !== 1) throw new UsageError("db needs one command");
     switch (positionals[0]) {
       case "stats":
@@ -70,13 +78,13 @@ function fileSize(path: string): number {
 }
 
 async function stats(ctx: CliContext, json: boolean): Promise<number> {
-  const path = ctx.config.dbPath;
+  const path = redactUrl(ctx.config.dbPath);
   await using runtime = openCliRuntime(ctx);
   const { bus, search } = runtime;
   const counts = databaseCounts(bus);
   search.indexer.refreshCounts();
   const index = search.status();
-  const files = {
+  const files = counts.postgres ? {} : {
     db_bytes: fileSize(path),
     wal_bytes: fileSize(`${path}-wal`),
     shm_bytes: fileSize(`${path}-shm`),
@@ -97,12 +105,15 @@ async function stats(ctx: CliContext, json: boolean): Promise<number> {
     return 0;
   }
   const s = counts.sqlite;
+  const p = counts.postgres;
   ctx.print.out([
     `Database  ${path}`,
-    `Files     ${bytes(files.db_bytes)} + WAL ${
-      bytes(files.wal_bytes)
-    } (${s.page_count} pages of ${s.page_size} B, ` +
-    `${s.freelist_count} free; journal ${s.journal_mode}; SQLite ${s.version})`,
+    s
+      ? `Files     ${bytes(files.db_bytes ?? 0)} + WAL ${
+        bytes(files.wal_bytes ?? 0)
+      } (${s.page_count} ` +
+        `pages of ${s.page_size} B, ${s.freelist_count} free; journal ${s.journal_mode}; SQLite ${s.version})`
+      : `Size      ${bytes(p?.database_bytes ?? 0)} (PostgreSQL ${p?.version})`,
     `Topics    ${counts.topics.open} open, ${counts.topics.closed} closed`,
     `Messages  ${counts.messages}`,
     `Questions ${counts.questions.pending} pending, ${counts.questions.answered} answered, ${counts.questions.cancelled} cancelled`,
@@ -115,7 +126,7 @@ async function stats(ctx: CliContext, json: boolean): Promise<number> {
 }
 
 async function vacuum(ctx: CliContext): Promise<number> {
-  const path = ctx.config.dbPath;
+  const path = redactUrl(ctx.config.dbPath);
   const before = fileSize(path) + fileSize(`${path}-wal`);
   await using runtime = openCliRuntime(ctx);
   const { bus } = runtime;
@@ -126,7 +137,11 @@ async function vacuum(ctx: CliContext): Promise<number> {
     progress.finish();
   }
   const after = fileSize(path) + fileSize(`${path}-wal`);
-  ctx.print.out(`Vacuumed ${path}: ${bytes(before)} → ${bytes(after)}`);
+  ctx.print.out(
+    isPostgresUrl(ctx.config.dbPath)
+      ? `Vacuumed ${path}`
+      : `Vacuumed ${path}: ${bytes(before)} → ${bytes(after)}`,
+  );
   return 0;
 }
 
@@ -134,8 +149,9 @@ async function migrate(
   ctx: CliContext,
   options: { dryRun: boolean; json: boolean },
 ): Promise<number> {
-  const path = ctx.config.dbPath;
-  const before = readMigrationState(path);
+  const path = redactUrl(ctx.config.dbPath);
+  const storeOptions = { busyTimeoutMs: ctx.config.busyTimeoutMs, log: ctx.log };
+  const before = readMigrationState(ctx.config.dbPath, storeOptions);
   if (before?.kind === "mismatch") {
     ctx.print.err(
       `The database at ${path} is not ours to migrate (${before.detail}). ` +
@@ -151,7 +167,7 @@ async function migrate(
     const failure = runtime.store.check();
     if (failure) throw failure;
   }
-  const after = options.dryRun ? before : readMigrationState(path);
+  const after = options.dryRun ? before : readMigrationState(ctx.config.dbPath, storeOptions);
   if (options.json) {
     ctx.print.json({
       path,
@@ -205,8 +221,51 @@ async function reindex(ctx: CliContext): Promise<number> {
   return 0;
 }
 
+async function copyCommand(ctx: CliContext, from: string, to: string): Promise<number> {
+  const [source, target] = [from, to].map((location) => resolveLocation(ctx, location));
+  if (source === target) throw new UsageError("db copy needs two different databases");
+  if (!isPostgresUrl(source!)) {
+    try {
+      await Deno.stat(source!);
+    } catch {
+      throw new UsageError(`No database at "${source}"`);
+    }
+  }
+  let progress: ReturnType<typeof startProgress> | undefined;
+  let tables;
+  try {
+    tables = await copyDatabase(source!, target!, {
+      busyTimeoutMs: ctx.config.busyTimeoutMs,
+      log: ctx.log,
+      onProgress: (copied, total) => {
+        progress ??= startProgress(ctx.io.stderr, "Copying", total);
+        progress.update(copied);
+      },
+    });
+  } finally {
+    progress?.finish();
+  }
+  const rows = tables.reduce((sum, t) => sum + t.target, 0);
+  const messages = tables.find((t) => t.table === "messages")?.target ?? 0;
+  const topics = tables.find((t) => t.table === "topics")?.target ?? 0;
+  ctx.print.out(
+    `Copied ${redactUrl(source!)} → ${redactUrl(target!)}: ${topics} topic(s), ` +
+      `${messages} message(s), ${rows} row(s) in ${tables.length} tables; every count matches.`,
+  );
+  return 0;
+}
+
+/** A `db copy` argument: a URL as given, a path made absolute against the working directory. */
+function resolveLocation(ctx: CliContext, location: string): string {
+  if (location.startsWith("file://")) return new URL(location).pathname;
+  if (location.includes("://") || location === ":memory:" || location.startsWith("/")) {
+    return location;
+  }
+  return `${ctx.cwd}/${location}`;
+}
+
 function wipe(ctx: CliContext, yes: boolean): number {
-  const path = ctx.config.dbPath;
+  const path = redactUrl(ctx.config.dbPath);
   if (path === ":memory:") {
     ctx.print.out("The database is :memory:; there is nothing to wipe.");
     return 0;
@@ -221,11 +280,15 @@ function wipe(ctx: CliContext, yes: boolean): number {
       return 1;
     }
   }
-  const removed = wipeDatabase(path);
+  const removed = wipeDatabase(ctx.config.dbPath, {
+    busyTimeoutMs: ctx.config.busyTimeoutMs,
+    log: ctx.log,
+  });
+  const what = isPostgresUrl(ctx.config.dbPath) ? "table(s) dropped" : "file(s) removed";
   ctx.print.out(
     removed.length === 0
       ? `No database at "${path}"; nothing to wipe.`
-      : `Wiped "${path}" (${removed.length} file(s) removed).`,
+      : `Wiped "${path}" (${removed.length} ${what}).`,
   );
   return 0;
 }

@@ -1,13 +1,19 @@
 /**
  * `agent-bus doctor`: is everything in place? The database file and its
- * directory, the schema and our migrations, SQLite's FTS5 and WAL, the
+ * directory, the schema and our migrations, SQLite's FTS5 and WAL (or, on
+ * PostgreSQL, the connection, the schema and LISTEN/NOTIFY), the
  * embedding endpoint, and every MCP client configured to start
  * agent-bus. Each finding says how to fix it. Nothing is changed.
  *
  * @module
  */
 
-import { inspectDatabaseFile, sqliteFeatures } from "../../runtime.ts";
+import {
+  inspectDatabaseFile,
+  isPostgresUrl,
+  probePostgres,
+  sqliteFeatures,
+} from "../../runtime.ts";
 import { EmbeddingsClient } from "../../search/embeddings.ts";
 import { loadConfig, redactUrl, urlScheme } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
@@ -45,7 +51,9 @@ export const doctorCommand: Command = defineCommand({
   async run({ values, positionals }, ctx) {
     if (positionals.length > 0) throw new UsageError("doctor takes no arguments");
     const findings = [
-      ...checkDatabase(ctx, values.deep ?? false),
+      ...(isPostgresUrl(ctx.config.dbPath)
+        ? await checkPostgres(ctx)
+        : checkDatabase(ctx, values.deep ?? false)),
       await checkEmbeddings(ctx),
       ...await checkClients(ctx),
     ];
@@ -73,6 +81,48 @@ export const doctorCommand: Command = defineCommand({
   },
 });
 
+/** The PostgreSQL store: reachable, our schema, and wake-ups through LISTEN/NOTIFY. */
+async function checkPostgres(ctx: CliContext): Promise<Finding[]> {
+  const url = redactUrl(ctx.config.dbPath);
+  let probe;
+  try {
+    probe = await probePostgres(ctx.config.dbPath, {
+      busyTimeoutMs: ctx.config.busyTimeoutMs,
+      log: ctx.log,
+    });
+  } catch (error) {
+    return [{
+      check: "Database",
+      status: "fail",
+      detail: error instanceof Error ? error.message : String(error),
+      fix: "start the server (systemctl start postgresql), check host, port, user and " +
+        "database in AGENT_BUS_DB, and the password (PGPASSWORD or ~/.pgpass)",
+    }];
+  }
+  const { migration } = probe;
+  return [
+    { check: "Database", status: "ok", detail: `${url} (PostgreSQL ${probe.version})` },
+    {
+      check: "Schema",
+      status: "ok",
+      detail: `agent-bus schema level ${migration.current} of ${migration.target}`,
+    },
+    probe.listenMs === undefined
+      ? {
+        check: "Wake-ups",
+        status: "fail",
+        detail: "a NOTIFY did not come back through LISTEN within 3 s",
+        fix: "LISTEN/NOTIFY must reach the server directly: a pooler in transaction mode " +
+          "(PgBouncer) drops them; connect agent-bus to PostgreSQL itself",
+      }
+      : {
+        check: "Wake-ups",
+        status: "ok",
+        detail: `LISTEN/NOTIFY round trip ${probe.listenMs.toFixed(1)} ms`,
+      },
+  ];
+}
+
 function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
   const path = ctx.config.dbPath;
   if (path === ":memory:") {
@@ -88,10 +138,10 @@ function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
     return [{
       check: "Database",
       status: "fail",
-      detail: `AGENT_BUS_DB is a URL (${
+      detail: `AGENT_BUS_DB is a ${urlScheme(path)}:// URL (${
         redactUrl(path)
-      }); this build stores a bus in a SQLite file`,
-      fix: "point AGENT_BUS_DB at a file path",
+      }); agent-bus stores a bus in a SQLite file or in PostgreSQL`,
+      fix: "point AGENT_BUS_DB at a file path or a postgres:// URL",
     }];
   }
   const findings: Finding[] = [];

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { redactUrl } from "../../config.ts";
 import {
   choiceOption,
   type CliContext,
@@ -210,7 +211,12 @@ async function apply(
       : `"${name}" ${done} ${where}`,
   );
   if (entry) {
-    ctx.print.out(JSON.stringify(entry, null, 2).split("\n").map((line) => `  ${line}`).join("\n"));
+    // The file holds the database URL as given; what is printed never shows its password.
+    const shown = JSON.stringify(entry, null, 2).replaceAll(
+      ctx.config.dbPath,
+      redactUrl(ctx.config.dbPath),
+    );
+    ctx.print.out(shown.split("\n").map((line) => `  ${line}`).join("\n"));
   }
   if (backup) ctx.print.out(`Backup of the previous file: ${backup}`);
   if (!target.dryRun) {

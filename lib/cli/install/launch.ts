@@ -2,9 +2,11 @@
  * The command a client should run to start this server: this binary when
  * it is a compiled agent-bus, otherwise `deno run` of this checkout's
  * `main.ts` with the `serve` task's own flags (narrow permissions on the
- * database directory). Paths are absolute, because clients start servers
- * in their own working directory, and the database path is always passed
- * so that every client uses the same file.
+ * database directory, and on the PostgreSQL client's worker module; the
+ * network only on loopback, or on the database server's host for a
+ * `postgres://` URL). Paths are absolute, because clients start servers in
+ * their own working directory, and the database location is always passed
+ * so that every client uses the same bus.
  *
  * @module
  */
@@ -32,6 +34,8 @@ export function runsFromSource(execPath: string): boolean {
 
 /** The main module of this checkout. */
 export const MAIN_PATH = fileURLToPath(new URL("../../../main.ts", import.meta.url));
+/** The PostgreSQL client's worker module, which `deno run` must be allowed to read. */
+const WORKER_DIR = fileURLToPath(new URL("../../store/postgres", import.meta.url));
 
 /** How a client starts this server. */
 export function launchFor(options: LaunchOptions): Launch {
@@ -39,15 +43,21 @@ export function launchFor(options: LaunchOptions): Launch {
   if (!runsFromSource(options.execPath)) {
     return { command: options.execPath, args: options.args, env };
   }
-  const dbDir = options.dbPath === ":memory:"
+  const url = options.dbPath.includes("://") ? new URL(options.dbPath) : undefined;
+  const dbDir = options.dbPath === ":memory:" || url
     ? undefined
     : options.dbPath.replace(/[\\/][^\\/]*$/, "") || "/";
   const flags = denoJson.tasks.serve.command.split(/\s+/).slice(1).flatMap((arg) => {
     if (arg === "main.ts") return [];
-    if (arg.includes("$HOME/.agent_bus")) {
-      return dbDir ? [arg.replace("$HOME/.agent_bus", dbDir)] : [];
-    }
-    return [arg];
+    if (arg.startsWith("--allow-net=") && url) return [`${arg},${url.hostname}`];
+    if (!arg.includes("$HOME/.agent_bus")) return [arg];
+    const rest = arg.replace("lib/store/postgres", WORKER_DIR);
+    if (dbDir) return [rest.replace("$HOME/.agent_bus", dbDir)];
+    // A database URL: no file to reach, but libpq's password file may hold its password.
+    const passfile = options.env.PGPASSFILE ??
+      (options.env.HOME ? `${options.env.HOME}/.pgpass` : undefined);
+    const without = rest.replace(/\$HOME\/\.agent_bus,?/, passfile && url ? `${passfile},` : "");
+    return without.endsWith("=") ? [] : [without];
   });
   // Some clients (Codex) start servers without the user's environment: Deno needs its cache.
   if (options.env.HOME) env.HOME = options.env.HOME;

@@ -1,0 +1,191 @@
+/**
+ * `agent-bus db copy`: a whole bus from one store to another, SQLite to
+ * PostgreSQL or back (or file to file).
+ *
+ * Table by table, in key order, a page at a time: each page is read in one
+ * read transaction of the source and written in one write transaction of
+ * the target, so neither store is locked for long and memory stays bounded.
+ * The index table goes before the messages (SQLite's insert trigger then
+ * stands aside, as for our own inserts). Presence rows (waits, typing,
+ * leases) are not copied: they describe processes of the source. The
+ * target must hold no bus yet; at the end the row counts of every copied
+ * table are compared.
+ *
+ * @module
+ */
+
+import { BusError } from "../errors.ts";
+import type { SqlValue, Store } from "./mod.ts";
+
+/** One table to copy and the columns that order it. */
+interface CopyTable {
+  table: string;
+  key: string[];
+}
+
+/**
+ * Tables in the order they are copied. `rowid` keys name SQLite's implicit
+ * rowid, a real column in the PostgreSQL schema.
+ */
+const TABLES: readonly CopyTable[] = [
+  { table: "topics", key: ["rowid"] },
+  { table: "topic_seq", key: ["topic_id"] },
+  { table: "bus_fts", key: ["rowid"] },
+  { table: "bus_terms_queue", key: ["rowid"] },
+  { table: "messages", key: ["rowid"] },
+  { table: "cursors", key: ["topic_id", "agent_name"] },
+  { table: "agent_name_reservations", key: ["topic_id", "agent_name"] },
+  { table: "questions", key: ["rowid"] },
+  { table: "bus_mailbox", key: ["rowid"] },
+  { table: "bus_peers", key: ["name"] },
+  { table: "bus_chunks", key: ["id"] },
+  { table: "bus_embed_state", key: ["message_id", "model"] },
+  { table: "bus_index_progress", key: ["model"] },
+  { table: "bus_threads", key: ["topic_id"] },
+  { table: "bus_agents", key: ["agent_id"] },
+  { table: "bus_reply_tokens", key: ["token_hash"] },
+  { table: "bus_refresh_requests", key: ["topic_id", "agent_id"] },
+  { table: "bus_chat_messages", key: ["message_id"] },
+  { table: "bus_message_edits", key: ["message_id", "version"] },
+  { table: "bus_reactions", key: ["message_id", "agent_id", "reaction"] },
+  { table: "bus_attachments", key: ["message_id", "position"] },
+  { table: "bus_templates", key: ["id"] },
+];
+
+/** `meta` keys that belong to the target's own schema, never copied. */
+const OWN_META = new Set(["schema_version", "bus_ext_version"]);
+
+const PAGE_ROWS = 500;
+
+/** Rows of one table in both stores after a copy. */
+export interface CopiedTable {
+  table: string;
+  source: number;
+  target: number;
+}
+
+/** Progress of {@linkcode copyBus}: rows copied so far of `total`. */
+export type CopyProgress = (copied: number, total: number) => void;
+
+/**
+ * Copy every row of the bus in `from` into `to`.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` when `to` already holds topics or messages,
+ *   `INTERNAL_ERROR` when the counts differ at the end
+ */
+export async function copyBus(
+  from: Store,
+  to: Store,
+  onProgress: CopyProgress = () => {},
+): Promise<CopiedTable[]> {
+  const existing = to.read(() => count(to, "topics") + count(to, "messages"));
+  if (existing > 0) {
+    throw new BusError(
+      "INVALID_ARGUMENT",
+      `The target ${to.path} already holds a bus (${existing} topics and messages); copy into ` +
+        "an empty database, or wipe it first with agent-bus db wipe",
+    );
+  }
+  const total = from.read(() => TABLES.reduce((sum, t) => sum + count(from, t.table), 0));
+  let copied = 0;
+  onProgress(0, total);
+  const metaRows = from.read(() => from.stmt("SELECT key, value FROM meta").all());
+  await to.immediate(() => {
+    for (const row of metaRows) {
+      if (OWN_META.has(String(row.key))) continue;
+      to.stmt("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(
+        row.key as SqlValue,
+        row.value as SqlValue,
+      );
+    }
+  });
+  for (const spec of TABLES) {
+    const columns = from.read(() => columnsOf(from, spec.table))
+      .filter((c) => to.read(() => columnsOf(to, spec.table)).includes(c));
+    const select = selectPage(spec, columns);
+    const insert = `INSERT INTO ${spec.table} (${columns.join(", ")}) VALUES (${
+      columns.map(() => "?").join(", ")
+    })`;
+    let after: SqlValue[] | undefined;
+    for (;;) {
+      const rows = from.read(() =>
+        from.stmt(after ? select.next : select.first).all(...(after ?? []), PAGE_ROWS)
+      );
+      if (rows.length === 0) break;
+      await to.immediate(() => {
+        const statement = to.stmt(insert);
+        for (const row of rows) statement.run(...columns.map((c) => row[c] as SqlValue));
+      });
+      const last = rows[rows.length - 1]!;
+      after = spec.key.map((k) => last[k] as SqlValue);
+      copied += rows.length;
+      onProgress(copied, total);
+      if (rows.length < PAGE_ROWS) break;
+    }
+  }
+  if (to.engine === "postgres") await advanceIdentities(to);
+  const result = TABLES.map(({ table }) => ({
+    table,
+    source: from.read(() => count(from, table)),
+    target: to.read(() => count(to, table)),
+  }));
+  const wrong = result.filter((r) => r.source !== r.target);
+  if (wrong.length > 0) {
+    throw new BusError(
+      "INTERNAL_ERROR",
+      `The copy is incomplete: ${
+        wrong.map((r) => `${r.table} has ${r.target} of ${r.source} rows`).join(", ")
+      }`,
+    );
+  }
+  return result;
+}
+
+/** Columns PostgreSQL numbers itself: after explicit values, its sequences must move past them. */
+const IDENTITIES = [["topics", "rowid"], ["questions", "rowid"], ["bus_mailbox", "rowid"], [
+  "bus_chunks",
+  "id",
+]] as const;
+
+async function advanceIdentities(store: Store): Promise<void> {
+  await store.immediate(() => {
+    for (const [table, column] of IDENTITIES) {
+      store.stmt(
+        `SELECT setval(pg_get_serial_sequence('${table}', '${column}'),
+                       COALESCE(MAX(${column}), 0) + 1, false) AS v FROM ${table}`,
+      ).get();
+    }
+  });
+}
+
+function count(store: Store, table: string): number {
+  return Number(store.stmt(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n);
+}
+
+/** The stored (not generated) columns of `table`, with `rowid` where it is a key. */
+function columnsOf(store: Store, table: string): string[] {
+  if (store.engine === "postgres") {
+    return store.stmt(
+      `SELECT column_name AS name FROM information_schema.columns
+       WHERE table_schema = current_schema() AND table_name = ? AND is_generated = 'NEVER'
+       ORDER BY ordinal_position`,
+    ).all(table).map((row) => String(row.name));
+  }
+  const names = store.stmt("SELECT name FROM pragma_table_info(?)").all(table)
+    .map((row) => String(row.name));
+  const spec = TABLES.find((t) => t.table === table);
+  return spec?.key.includes("rowid") && !names.includes("rowid") ? ["rowid", ...names] : names;
+}
+
+/** The statements that read a page: the first, and the next after a key. */
+function selectPage(spec: CopyTable, columns: string[]): { first: string; next: string } {
+  const list = columns.map((c) => c === "rowid" ? "rowid AS rowid" : c).join(", ");
+  const order = `ORDER BY ${spec.key.join(", ")} LIMIT ?`;
+  const after = spec.key.length === 1
+    ? `${spec.key[0]} > ?`
+    : `(${spec.key.join(", ")}) > (${spec.key.map(() => "?").join(", ")})`;
+  return {
+    first: `SELECT ${list} FROM ${spec.table} ${order}`,
+    next: `SELECT ${list} FROM ${spec.table} WHERE ${after} ${order}`,
+  };
+}

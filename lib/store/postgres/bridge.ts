@@ -1,0 +1,177 @@
+/**
+ * The main thread's side of the synchronous bridge to PostgreSQL.
+ *
+ * The bus runs every transaction as a synchronous function (see
+ * `lib/store/mod.ts`: with one connection per process, an `await` inside a
+ * transaction would let another request's statements in). PostgreSQL's
+ * clients are asynchronous, so the connection lives in a worker
+ * (`worker.ts`) and `call()` blocks this thread on `Atomics.wait` until the
+ * worker has answered — exactly what a SQLite statement does while it reads
+ * the disk. A transaction's statements run back to back on one connection,
+ * never interleaved with another request's.
+ *
+ * A worker that does not answer within the deadline (a server that stopped
+ * answering mid-query) is terminated and replaced, so a hung connection
+ * never hangs the process for longer than the deadline.
+ *
+ * @module
+ */
+
+import {
+  ALIVE,
+  bytesToWire,
+  decodeFrame,
+  encodeFrame,
+  newBuffer,
+  REQUEST_SEQ,
+  RESPONSE_SEQ,
+  rowsFromWire,
+  slots,
+  STATE,
+} from "./frames.ts";
+import type {
+  WireError,
+  WireRequest,
+  WireResponse,
+  WireResult,
+  WireStatement,
+  WorkerEvent,
+} from "./worker.ts";
+
+export type { WireError, WireResult, WireStatement } from "./worker.ts";
+
+/** How long a new worker may take to load before it is given up. */
+const STARTUP_MS = 15_000;
+
+/** Options of {@linkcode Bridge}. */
+export interface BridgeOptions {
+  url: string;
+  /** Password from `.pgpass`, when the URL and `PGPASSWORD` have none. */
+  password?: string;
+  /** Seconds to wait for a connection. */
+  connectTimeoutS: number;
+  /** How long one call may block before the worker is replaced. */
+  deadlineMs: number;
+  /** Called on the event loop for every worker event (notifications). */
+  onEvent: (event: WorkerEvent) => void;
+}
+
+/** A failure of a call, with the worker's classification. */
+export class BridgeError extends Error {
+  readonly code: string;
+  readonly connection: boolean;
+  constructor(error: WireError) {
+    super(error.message);
+    this.name = "BridgeError";
+    this.code = error.code;
+    this.connection = error.connection;
+  }
+}
+
+/** One worker and its shared buffer. */
+export class Bridge {
+  readonly #options: BridgeOptions;
+  #worker: Worker | undefined;
+  #buffer: SharedArrayBuffer | undefined;
+  #seq = 0;
+  #channels: string[] = [];
+  #startedAt = 0;
+  #workerError: string | undefined;
+
+  constructor(options: BridgeOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Run `statements` (pipelined, in order) and return their results.
+   * `noWait` returns at once; an error surfaces with the next call.
+   *
+   * @throws {BridgeError} the first statement's failure, or a timeout
+   */
+  batch(statements: WireStatement[], noWait = false): WireResult[] {
+    const wire = statements.map((s) => ({ sql: s.sql, params: bytesToWire(s.params) }));
+    const response = this.#call({ op: "batch", statements: wire, noWait });
+    if (!response.ok) throw new BridgeError(response.error);
+    for (const result of response.results) if (result.binary) rowsFromWire(result.rows);
+    return response.results;
+  }
+
+  /** Start listening on `channel` (again after every reconnect, by the client). */
+  listen(channel: string): void {
+    this.#channels.push(channel);
+    this.#call({ op: "listen", channel });
+  }
+
+  /** Stop the worker and its connections. */
+  close(): void {
+    if (!this.#worker) return;
+    try {
+      this.#call({ op: "close" }, 2000);
+    } catch {
+      // replaced below anyway
+    }
+    this.#terminate();
+  }
+
+  #call(request: WireRequest, deadlineMs = this.#options.deadlineMs): WireResponse {
+    const buffer = this.#ensureWorker();
+    const state = slots(buffer);
+    const seq = ++this.#seq;
+    encodeFrame(buffer, request);
+    Atomics.store(state, REQUEST_SEQ, seq);
+    Atomics.store(state, STATE, 1);
+    Atomics.notify(state, STATE);
+    const deadline = Math.max(performance.now() + deadlineMs, this.#startedAt + STARTUP_MS);
+    let loaded = Atomics.load(state, ALIVE) === 1;
+    for (;;) {
+      const answered = Atomics.load(state, RESPONSE_SEQ);
+      if (answered === seq) return decodeFrame(buffer) as WireResponse;
+      loaded ||= Atomics.load(state, ALIVE) === 1;
+      const now = performance.now();
+      // A worker that never loads (a permission, a missing file) is given up early.
+      const limit = loaded ? deadline : this.#startedAt + STARTUP_MS;
+      if (now >= limit) break;
+      Atomics.wait(state, RESPONSE_SEQ, answered, Math.min(limit - now, loaded ? Infinity : 50));
+    }
+    this.#terminate();
+    throw new BridgeError({
+      code: "TIMEOUT",
+      message: loaded
+        ? `The database did not answer within ${Math.round(deadlineMs / 1000)} s`
+        : `The PostgreSQL client did not start${this.#workerError ? `: ${this.#workerError}` : ""}`,
+      connection: true,
+    });
+  }
+
+  #ensureWorker(): SharedArrayBuffer {
+    if (this.#worker && this.#buffer) return this.#buffer;
+    const buffer = newBuffer();
+    const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
+    worker.onmessage = (event: MessageEvent<WorkerEvent>) => this.#options.onEvent(event.data);
+    worker.onerror = (event: ErrorEvent) => {
+      // Seen once this thread runs again; the next start reports it.
+      event.preventDefault();
+      this.#workerError = event.message;
+      if (this.#worker === worker) this.#terminate();
+    };
+    worker.postMessage({
+      url: this.#options.url,
+      buffer,
+      connectTimeoutS: this.#options.connectTimeoutS,
+      password: this.#options.password,
+    });
+    this.#worker = worker;
+    this.#buffer = buffer;
+    this.#seq = 0;
+    this.#startedAt = performance.now();
+    // A replaced worker listens again on the channels of the one before.
+    for (const channel of this.#channels) this.#call({ op: "listen", channel });
+    return buffer;
+  }
+
+  #terminate(): void {
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    this.#buffer = undefined;
+  }
+}

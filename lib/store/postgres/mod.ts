@@ -1,0 +1,567 @@
+/**
+ * The PostgreSQL engine of the store: one bus shared by agent-bus processes
+ * on any number of hosts.
+ *
+ * Same shape as the SQLite engine (`../sqlite.ts`): synchronous transaction
+ * functions over one connection per process, statements written in SQLite's
+ * dialect and translated once (`dialect.ts`), prepared and reused.
+ *
+ * - **Writers are serialized** by a transaction-scoped advisory lock taken
+ *   first in every write transaction, as SQLite's `BEGIN IMMEDIATE` does on
+ *   one machine. Every rule the bus checks inside a transaction (gap-free
+ *   per-topic seqs, idempotent `client_message_id`, exactly-once mailbox
+ *   pops, name reservations) therefore holds across hosts unchanged, and no
+ *   transaction can deadlock or fail serialization. `BEGIN`, the lock and
+ *   the first statement travel in one round trip.
+ * - **Reads** run in a `REPEATABLE READ READ ONLY` transaction (one
+ *   snapshot), begun with their first statement and committed without
+ *   waiting.
+ * - **Wake-ups**: a write transaction that changed something ends with
+ *   `pg_notify`; each process LISTENs on one connection and bumps its
+ *   `dataVersion` (and calls subscribers) when another process commits, and
+ *   after every reconnect of the listener (a wake-up may have been missed
+ *   while it was down, so everyone re-reads). An idle process sends nothing.
+ * - **Failures**: a transaction whose connection is found dead before
+ *   `COMMIT` runs once more on a fresh connection (a server restart, an idle
+ *   connection cut by a firewall); a connection lost during `COMMIT` is a
+ *   `DB_UNAVAILABLE` saying the outcome is unknown. While the server is
+ *   unreachable every access fails fast with `DB_UNAVAILABLE`, and at most
+ *   once a second one tries to connect again. A lock held longer than the
+ *   busy timeout is `DB_BUSY`, as on SQLite.
+ *
+ * @module
+ */
+
+import { redactUrl } from "../../config.ts";
+import { BusError } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import type { MigrationState, SqlValue, Statement, Store, StoreOptions } from "../mod.ts";
+import { Bridge, BridgeError, type WireResult, type WireStatement } from "./bridge.ts";
+import { toPostgres } from "./dialect.ts";
+import { pgpassPassword } from "./pgpass.ts";
+import { MIGRATIONS_TABLE, PG_MIGRATIONS, PG_VERSION } from "./schema.ts";
+
+/** The channel every process of a bus listens on. */
+export const CHANNEL = "agent_bus";
+/** The advisory lock that serializes writers ("abus"). */
+export const WRITE_LOCK = 0x61627573;
+const RETRY_CONNECT_MS = 1000;
+const CONNECT_TIMEOUT_S = 5;
+
+/** A PostgreSQL database as this process's store. */
+export class PostgresStore implements Store {
+  readonly engine = "postgres";
+  readonly path: string;
+  readonly replacedAt = undefined;
+  readonly #log: Logger;
+  readonly #busyTimeoutMs: number;
+  readonly #bridge: Bridge;
+  readonly #statements = new Map<string, PgStatement>();
+  readonly #listeners = new Set<() => void>();
+  readonly #instance = crypto.randomUUID();
+  /**
+   * Statements of the open transaction not sent yet: its `BEGIN`, and writes
+   * whose result nobody has asked for. They travel with the next statement
+   * whose rows are needed, or with `COMMIT`.
+   */
+  #queue: Queued[] = [];
+  /** Whether the open transaction's `BEGIN` has gone out. */
+  #began = false;
+  #inTransaction = false;
+  #wrote = false;
+  #version = 0;
+  #ready = false;
+  #failure: BusError | undefined;
+  #retryAt = 0;
+  #closed = false;
+  #listening = false;
+  #probes = new Map<string, () => void>();
+
+  /** Use {@linkcode openPostgresStore}. */
+  constructor(url: string, options: StoreOptions) {
+    this.path = redactUrl(url);
+    this.#log = options.log;
+    this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#bridge = new Bridge({
+      url,
+      password: pgpassPassword(url),
+      connectTimeoutS: CONNECT_TIMEOUT_S,
+      deadlineMs: CONNECT_TIMEOUT_S * 1000 + options.busyTimeoutMs + 10_000,
+      onEvent: (event) => {
+        if (event.kind === "notify" && event.payload === this.#instance) return;
+        if (event.kind === "notify" && this.#probes.has(event.payload)) {
+          this.#probes.get(event.payload)!();
+          return;
+        }
+        if (event.kind === "listening") this.#listening = true;
+        if (event.kind === "listen-failed") {
+          this.#log.warn("Cannot listen for other processes' commits", { error: event.message });
+          return;
+        }
+        this.#changed();
+      },
+    });
+  }
+
+  check(): BusError | undefined {
+    try {
+      this.#ensureReady();
+      return undefined;
+    } catch (error) {
+      const failure = this.#toBusError(error);
+      return failure instanceof BusError ? failure : new BusError(
+        "DB_UNAVAILABLE",
+        `Cannot use the PostgreSQL database at ${this.path}: ${failure}`,
+        { cause: failure },
+      );
+    }
+  }
+
+  stmt(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = new PgStatement(this, toPostgres(sql));
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  immediate<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(this.#write(fn));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** {@linkcode PostgresStore.immediate}, synchronously: the bridge blocks, nothing awaits. */
+  #write<T>(fn: () => T): T {
+    for (let attempt = 0;; attempt++) {
+      this.#ensureReady();
+      let committing = false;
+      try {
+        const result = this.#transaction(
+          [
+            { sql: "BEGIN", params: [] },
+            { sql: `SET LOCAL lock_timeout = ${Math.max(1, this.#busyTimeoutMs)}`, params: [] },
+            { sql: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, params: [] },
+          ],
+          fn,
+        );
+        if (this.#began || this.#wrote) {
+          committing = true;
+          if (this.#wrote) this.#enqueue("SELECT pg_notify($1, $2)", [CHANNEL, this.#instance]);
+          this.#enqueue("COMMIT", []);
+          this.#flush();
+          if (this.#wrote) queueMicrotask(() => this.#changed());
+        }
+        this.#queue = []; // (nothing ran: nothing to commit)
+        return result;
+      } catch (error) {
+        this.#rollback();
+        const lost = error instanceof BridgeError && error.connection;
+        // A connection found dead before COMMIT: nothing was stored; once more on a fresh one.
+        if (lost && !committing && attempt === 0) continue;
+        if (lost && committing) {
+          this.#ready = false;
+          throw new BusError(
+            "DB_UNAVAILABLE",
+            "The connection to the database was lost while this write committed; it may or " +
+              "may not have been stored. Read before retrying",
+            { cause: error },
+          );
+        }
+        throw this.#toBusError(error);
+      } finally {
+        this.#inTransaction = false;
+      }
+    }
+  }
+
+  read<T>(fn: () => T): T {
+    if (this.#inTransaction) return fn(); // a read inside a write sees the write's own state
+    for (let attempt = 0;; attempt++) {
+      this.#ensureReady();
+      try {
+        const result = this.#transaction(
+          [{ sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", params: [] }],
+          fn,
+        );
+        if (this.#began) this.#bridge.batch([{ sql: "COMMIT", params: [] }], true);
+        this.#queue = [];
+        return result;
+      } catch (error) {
+        this.#rollback();
+        // One more try on a fresh connection when the old one was found dead.
+        if (attempt === 0 && error instanceof BridgeError && error.connection) continue;
+        throw this.#toBusError(error);
+      } finally {
+        this.#inTransaction = false;
+      }
+    }
+  }
+
+  dataVersion(): number {
+    return this.#version;
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  vacuum(): void {
+    this.#ensureReady();
+    try {
+      this.#bridge.batch([{ sql: "VACUUM (ANALYZE)", params: [] }]);
+    } catch (error) {
+      throw this.#toBusError(error);
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#failure = new BusError("DB_UNAVAILABLE", "The database is closed");
+    this.#retryAt = Infinity;
+    this.#bridge.close();
+  }
+
+  /**
+   * Which of our migrations the database still needs (applying nothing).
+   * For `db migrate` and `doctor`.
+   */
+  migrationState(): MigrationState {
+    try {
+      const [, row] = this.#bridge.batch([
+        { sql: MIGRATIONS_TABLE, params: [] },
+        { sql: "SELECT COALESCE(MAX(version), 0) AS v FROM bus_schema_migrations", params: [] },
+      ]);
+      const current = Number(row!.rows[0]!.v);
+      return {
+        kind: current === 0 ? "empty" : "ours",
+        current,
+        target: PG_VERSION,
+        pending: PG_MIGRATIONS.filter((m) => m.version > current).map((m) => ({
+          version: m.version,
+          description: m.description,
+        })),
+      };
+    } catch (error) {
+      throw this.check() ?? this.#toBusError(error);
+    }
+  }
+
+  /**
+   * What `doctor` reports: the server's version, our migration level, and
+   * how long a notification took to come back through LISTEN (undefined when
+   * it did not within `timeoutMs`).
+   *
+   * @throws {BusError} `DB_UNAVAILABLE` when the server cannot be reached
+   */
+  async probe(
+    timeoutMs = 3000,
+  ): Promise<{ version: string; migration: MigrationState; listenMs: number | undefined }> {
+    const failure = this.check();
+    if (failure) throw failure;
+    const [row] = this.#bridge.batch([
+      { sql: "SELECT current_setting('server_version') AS v", params: [] },
+    ]);
+    const migration = this.migrationState();
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#listening && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const token = `probe-${crypto.randomUUID()}`;
+    const started = performance.now();
+    const heard = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+      this.#probes.set(token, () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    this.#bridge.batch([{ sql: "SELECT pg_notify($1, $2)", params: [CHANNEL, token] }]);
+    const ok = await heard;
+    this.#probes.delete(token);
+    return {
+      version: String(row!.rows[0]!.v),
+      migration,
+      listenMs: ok ? performance.now() - started : undefined,
+    };
+  }
+
+  /**
+   * Drop every table and function of ours (the rest of the database is left
+   * alone). For `db wipe`.
+   *
+   * @returns the names of the tables dropped
+   */
+  wipe(): string[] {
+    const tables = PG_MIGRATIONS.flatMap((m) => [...m.sql.matchAll(/CREATE TABLE (\w+)/g)])
+      .map((match) => match[1]!);
+    const functions = PG_MIGRATIONS.flatMap((m) => [...m.sql.matchAll(/CREATE FUNCTION (\w+)/g)])
+      .map((match) => match[1]!);
+    try {
+      const [found] = this.#bridge.batch([{
+        sql:
+          "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY($1)",
+        params: [`{${[...tables, "bus_schema_migrations"].join(",")}}`],
+      }]);
+      const existing = found!.rows.map((row) => String(row.tablename));
+      this.#bridge.batch([
+        { sql: "BEGIN", params: [] },
+        { sql: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, params: [] },
+        ...existing.map((table) => ({ sql: `DROP TABLE IF EXISTS ${table} CASCADE`, params: [] })),
+        ...functions.map((fn) => ({ sql: `DROP FUNCTION IF EXISTS ${fn}() CASCADE`, params: [] })),
+        { sql: "DROP TEXT SEARCH CONFIGURATION IF EXISTS bus_english", params: [] },
+        { sql: "DROP TEXT SEARCH DICTIONARY IF EXISTS bus_stem", params: [] },
+        { sql: "COMMIT", params: [] },
+      ]);
+      this.#ready = false;
+      return existing;
+    } catch (error) {
+      this.#rollback();
+      throw this.#toBusError(error);
+    }
+  }
+
+  /**
+   * Run one statement of a transaction now, with everything queued before
+   * it, and return its result (used by {@linkcode PgStatement}).
+   */
+  execute(sql: string, params: SqlValue[], writes: boolean): WireResult {
+    const entry = this.defer(sql, params, writes);
+    this.#flush();
+    return entry.result!;
+  }
+
+  /**
+   * Queue one statement of a transaction; it is sent with the next
+   * {@linkcode PostgresStore.execute} or the commit. Its result is on the
+   * entry after that ({@linkcode PgStatement.run} flushes when asked for it).
+   */
+  defer(sql: string, params: SqlValue[], writes: boolean): Queued {
+    if (!this.#inTransaction) {
+      throw new Error("A statement ran outside store.read() or store.immediate()");
+    }
+    if (writes) this.#wrote = true;
+    return this.#enqueue(sql, params);
+  }
+
+  /** Send what is queued, if anything. */
+  flush(): void {
+    this.#flush();
+  }
+
+  #enqueue(sql: string, params: unknown[]): Queued {
+    const entry: Queued = { statement: { sql, params } };
+    this.#queue.push(entry);
+    return entry;
+  }
+
+  #flush(): void {
+    const queued = this.#queue;
+    if (queued.length === 0) return;
+    this.#queue = [];
+    this.#began = true;
+    const results = this.#bridge.batch(queued.map((q) => q.statement));
+    queued.forEach((q, i) => q.result = results[i]);
+  }
+
+  #transaction<T>(begin: WireStatement[], fn: () => T): T {
+    this.#inTransaction = true;
+    this.#wrote = false;
+    this.#began = false;
+    this.#queue = begin.map((statement) => ({ statement }));
+    return fn();
+  }
+
+  #rollback(): void {
+    const began = this.#began;
+    this.#queue = [];
+    this.#began = false;
+    if (!began) return;
+    try {
+      this.#bridge.batch([{ sql: "ROLLBACK", params: [] }]);
+    } catch {
+      // The connection is gone, and the transaction with it.
+    }
+  }
+
+  /** Connect and bring the schema up to date, once; fail fast while the server is down. */
+  #ensureReady(): void {
+    if (this.#ready) return;
+    const now = performance.now();
+    if (this.#failure && now < this.#retryAt) throw this.#failure;
+    try {
+      this.#migrate();
+      this.#bridge.listen(CHANNEL);
+      this.#ready = true;
+      if (this.#failure) this.#log.warn("The database is usable again", { url: this.path });
+      this.#failure = undefined;
+    } catch (error) {
+      const mapped = this.#toBusError(error);
+      const failure = mapped instanceof BusError ? mapped : new BusError(
+        "DB_UNAVAILABLE",
+        `Cannot prepare the PostgreSQL database at ${this.path}: ${
+          mapped instanceof Error ? mapped.message : mapped
+        }`,
+        { cause: mapped },
+      );
+      if (failure.message !== this.#failure?.message) {
+        this.#log.warn(failure.message, { url: this.path });
+      }
+      this.#failure = failure;
+      this.#retryAt = now + RETRY_CONNECT_MS;
+      throw failure;
+    }
+  }
+
+  /** Apply the migrations this database lacks, under the write lock. */
+  #migrate(): void {
+    const [, row] = this.#bridge.batch([
+      { sql: MIGRATIONS_TABLE, params: [] },
+      { sql: "SELECT COALESCE(MAX(version), 0) AS v FROM bus_schema_migrations", params: [] },
+    ]);
+    if (Number(row!.rows[0]!.v) >= PG_VERSION) return;
+    this.#bridge.batch([
+      { sql: "BEGIN", params: [] },
+      { sql: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, params: [] },
+    ]);
+    try {
+      const [row] = this.#bridge.batch([
+        { sql: "SELECT COALESCE(MAX(version), 0) AS v FROM bus_schema_migrations", params: [] },
+      ]);
+      const current = Number(row!.rows[0]!.v);
+      for (const migration of PG_MIGRATIONS) {
+        if (migration.version <= current) continue;
+        this.#bridge.batch([
+          { sql: migration.sql, params: [] },
+          {
+            sql:
+              "INSERT INTO bus_schema_migrations (version, description, applied_at) VALUES ($1, $2, $3)",
+            params: [migration.version, migration.description, Date.now() / 1000],
+          },
+        ]);
+      }
+      this.#bridge.batch([{ sql: "COMMIT", params: [] }]);
+    } catch (error) {
+      try {
+        this.#bridge.batch([{ sql: "ROLLBACK", params: [] }]);
+      } catch {
+        // gone with the connection
+      }
+      throw error;
+    }
+  }
+
+  #changed(): void {
+    this.#version++;
+    for (const listener of [...this.#listeners]) listener();
+  }
+
+  /** Map a failure to the wire error a client can act on; other errors pass unchanged. */
+  #toBusError(error: unknown): unknown {
+    if (error instanceof BusError) return error;
+    if (this.#closed) return new BusError("DB_UNAVAILABLE", "The database is closed");
+    if (error instanceof BridgeError) {
+      if (error.connection) {
+        this.#ready = false;
+        return new BusError(
+          "DB_UNAVAILABLE",
+          `Cannot reach the PostgreSQL database at ${this.path}: ${error.message}. ` +
+            `Check that the server runs and AGENT_BUS_DB is right; agent-bus reconnects by itself`,
+          { cause: error },
+        );
+      }
+      if (error.code === "55P03") {
+        return new BusError(
+          "DB_BUSY",
+          "The database is busy (another process holds the bus's write lock); retry the call",
+          { cause: error },
+        );
+      }
+      if (error.code === "28P01" || error.code === "28000" || error.code === "3D000") {
+        return new BusError(
+          "DB_UNAVAILABLE",
+          `Cannot use the PostgreSQL database at ${this.path}: ${error.message}`,
+          { cause: error },
+        );
+      }
+    }
+    return error;
+  }
+}
+
+/** A statement waiting in a transaction's queue, and its result once sent. */
+export interface Queued {
+  statement: WireStatement;
+  result?: WireResult | undefined;
+}
+
+/**
+ * A statement of {@linkcode PostgresStore}: its text translated once.
+ *
+ * The PostgreSQL tables have a real `rowid` column where SQLite has a hidden
+ * one, so `SELECT *` would return it too; rows lose it unless the statement
+ * asks for it by name (`… AS rowid`), as SQLite's would.
+ */
+class PgStatement implements Statement {
+  readonly #store: PostgresStore;
+  readonly #sql: string;
+  readonly #writes: boolean;
+  readonly #hideRowid: boolean;
+
+  constructor(store: PostgresStore, sql: string) {
+    this.#store = store;
+    this.#sql = sql;
+    this.#writes = !/^\s*(SELECT|WITH)\b/i.test(sql);
+    this.#hideRowid = !/\browid AS rowid\b/i.test(sql);
+  }
+
+  /**
+   * Queue the statement; it is sent with the next one whose rows are needed
+   * (or the commit), saving a round trip per write. Reading `changes` sends
+   * it now.
+   */
+  run(...params: SqlValue[]): { changes: number } {
+    const entry = this.#store.defer(this.#sql, params, this.#writes);
+    const store = this.#store;
+    return {
+      get changes(): number {
+        if (!entry.result) store.flush();
+        return entry.result!.count;
+      },
+    };
+  }
+
+  get(...params: SqlValue[]): Record<string, unknown> | undefined {
+    return this.all(...params)[0];
+  }
+
+  all(...params: SqlValue[]): Record<string, unknown>[] {
+    const { rows } = this.#store.execute(this.#sql, params, this.#writes);
+    if (this.#hideRowid && rows.length > 0 && "rowid" in rows[0]!) {
+      for (const row of rows) delete row.rowid;
+    }
+    return rows;
+  }
+}
+
+/**
+ * Open the PostgreSQL database at `url` (connecting lazily on first use,
+ * like the SQLite engine never throwing for an unreachable server).
+ */
+export function openPostgresStore(url: string, options: StoreOptions): PostgresStore {
+  const store = new PostgresStore(url, options);
+  store.check();
+  return store;
+}
+
+/**
+ * A store on `url` that neither connects nor migrates until asked: for
+ * commands that inspect or wipe a database without opening the bus on it.
+ */
+export function postgresStoreUnopened(url: string, options: StoreOptions): PostgresStore {
+  return new PostgresStore(url, options);
+}

@@ -1,0 +1,225 @@
+/**
+ * The PostgreSQL side of the synchronous bridge: a worker that owns the
+ * connections (`npm:postgres`) and answers one batch of statements at a time.
+ *
+ * The main thread writes a request into the shared buffer and blocks on
+ * `Atomics.wait`; this worker wakes on `Atomics.waitAsync`, runs the batch on
+ * its one query connection (statements of a batch are pipelined: sent
+ * together, answered in order), writes the answer and notifies. Notifications
+ * from `LISTEN` travel the other way as ordinary messages, so they reach the
+ * main thread's event loop without any query being sent.
+ *
+ * A request whose `noWait` is set is answered at once and runs behind it on
+ * the connection (a read's `COMMIT`); its error, if any, is reported with the
+ * next request.
+ *
+ * @module
+ */
+
+/// <reference lib="deno.worker" />
+
+import postgres from "postgres";
+import {
+  ALIVE,
+  bytesFromWire,
+  decodeFrame,
+  encodeFrame,
+  REQUEST_SEQ,
+  RESPONSE_SEQ,
+  rowsToWire,
+  slots,
+  STATE,
+} from "./frames.ts";
+
+/** One statement of a batch. */
+export interface WireStatement {
+  sql: string;
+  params: unknown[];
+}
+
+/** What the main thread asks for. */
+export type WireRequest =
+  | { op: "batch"; statements: WireStatement[]; noWait?: boolean }
+  | { op: "listen"; channel: string }
+  | { op: "close" };
+
+/** One statement's result: its rows and the number of rows it touched. */
+export interface WireResult {
+  rows: Record<string, unknown>[];
+  count: number;
+  /** True when some column holds bytes in their wire form. */
+  binary?: boolean;
+}
+
+/** The answer to a request. */
+export type WireResponse =
+  | { ok: true; results: WireResult[] }
+  | { ok: false; error: WireError };
+
+/** A failure as it crosses the bridge. */
+export interface WireError {
+  /** SQLSTATE, or the client's code (`CONNECTION_CLOSED`, `ECONNREFUSED`, …). */
+  code: string;
+  message: string;
+  /** True when the connection failed (nothing about the data is known to be wrong). */
+  connection: boolean;
+}
+
+/** Messages the worker posts by itself. */
+export type WorkerEvent =
+  | { kind: "notify"; payload: string }
+  | { kind: "listening" }
+  | { kind: "listen-failed"; message: string };
+
+interface Init {
+  url: string;
+  buffer: SharedArrayBuffer;
+  connectTimeoutS: number;
+  password?: string;
+}
+
+const CONNECTION_CODES = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+]);
+
+self.onmessage = (event: MessageEvent<Init>) => {
+  self.onmessage = null;
+  serve(event.data).catch((error) => {
+    // The loop itself never throws; if it does, the main thread's wait times out and it
+    // replaces this worker.
+    self.postMessage({ kind: "listen-failed", message: String(error) } satisfies WorkerEvent);
+  });
+};
+
+async function serve(init: Init): Promise<void> {
+  const options = {
+    max: 1,
+    connect_timeout: init.connectTimeoutS,
+    idle_timeout: 0,
+    fetch_types: false,
+    onnotice: () => {},
+    ...(init.password === undefined ? {} : { password: init.password }),
+    types: {
+      // Integers, counts and sums as numbers, booleans as 0/1: rows look like SQLite's.
+      int8: { to: 20, from: [20, 1700], serialize: String, parse: Number },
+      bool: { to: 16, from: [16], serialize: String, parse: (x: string) => (x === "t" ? 1 : 0) },
+    },
+  };
+  // The query connection is replaced after a connection failure: the client would otherwise
+  // keep the next statements queued through its reconnect back-off (seconds), while a fresh
+  // one fails at once when the server is down and connects at once when it is back.
+  let sql = postgres(init.url, options);
+  const renew = () => {
+    sql.end({ timeout: 0 }).catch(() => {});
+    sql = postgres(init.url, options);
+  };
+  const listener = postgres(init.url, { ...options, max: 1 });
+  const state = slots(init.buffer);
+  let deferredError: WireError | undefined;
+  Atomics.store(state, ALIVE, 1);
+  for (;;) {
+    const wait = Atomics.waitAsync(state, STATE, 0);
+    if (wait.async) await wait.value;
+    const seq = Atomics.load(state, REQUEST_SEQ);
+    const request = decodeFrame(init.buffer) as WireRequest;
+    let response: WireResponse;
+    if (request.op === "close") {
+      answer(init.buffer, seq, { ok: true, results: [] });
+      await Promise.allSettled([sql.end({ timeout: 1 }), listener.end({ timeout: 1 })]);
+      self.close();
+      return;
+    }
+    if (request.op === "listen") {
+      listen(listener, request.channel);
+      response = { ok: true, results: [] };
+    } else if (deferredError) {
+      response = { ok: false, error: deferredError };
+      deferredError = undefined;
+    } else if (request.noWait) {
+      run(sql, request.statements).then((r) => {
+        if (r.ok) return;
+        deferredError = r.error;
+        if (r.error.connection) renew();
+      });
+      response = { ok: true, results: [] };
+    } else {
+      response = await run(sql, request.statements);
+      if (!response.ok && response.error.connection) renew();
+    }
+    answer(init.buffer, seq, response);
+  }
+}
+
+/** Run a batch pipelined on the query connection; the first failure answers for all. */
+async function run(sql: postgres.Sql, statements: WireStatement[]): Promise<WireResponse> {
+  const pending = statements.map((s) =>
+    sql.unsafe(s.sql, s.params.map((v) => param(sql, v)) as postgres.ParameterOrJSON<never>[], {
+      prepare: true,
+    })
+  );
+  const settled = await Promise.allSettled(pending);
+  const results: WireResult[] = [];
+  for (const outcome of settled) {
+    if (outcome.status === "rejected") return { ok: false, error: wireError(outcome.reason) };
+    const list = outcome.value as unknown as Record<string, unknown>[] & { count: number };
+    const rows = [...list];
+    const binary = rowsToWire(rows);
+    results.push({ rows, count: list.count ?? rows.length, ...(binary ? { binary } : {}) });
+  }
+  return { ok: true, results };
+}
+
+/**
+ * A statement parameter. Numbers carry their type (`int8` for integers,
+ * `float8` otherwise): left to inference, `? - 1` would make a parameter an
+ * integer that a fractional timestamp then fails to parse as.
+ */
+function param(sql: postgres.Sql, value: unknown): unknown {
+  if (typeof value === "number") return sql.typed(value, Number.isSafeInteger(value) ? 20 : 701);
+  return bytesFromWire(value);
+}
+
+function listen(listener: postgres.Sql, channel: string): void {
+  listener.listen(
+    channel,
+    (payload) => self.postMessage({ kind: "notify", payload } satisfies WorkerEvent),
+    () => self.postMessage({ kind: "listening" } satisfies WorkerEvent),
+  ).catch((error) => {
+    self.postMessage({ kind: "listen-failed", message: String(error) } satisfies WorkerEvent);
+  });
+}
+
+function answer(buffer: SharedArrayBuffer, seq: number, response: WireResponse): void {
+  try {
+    encodeFrame(buffer, response);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    encodeFrame(buffer, {
+      ok: false,
+      error: { code: "FRAME_TOO_LARGE", message, connection: false },
+    });
+  }
+  const state = slots(buffer);
+  Atomics.store(state, RESPONSE_SEQ, seq);
+  Atomics.store(state, STATE, 0);
+  Atomics.notify(state, RESPONSE_SEQ);
+}
+
+function wireError(error: unknown): WireError {
+  const code = String((error as { code?: unknown })?.code ?? "UNKNOWN");
+  const message = error instanceof Error ? error.message : String(error);
+  return { code, message, connection: CONNECTION_CODES.has(code) || code.startsWith("08") };
+}

@@ -1,0 +1,77 @@
+/**
+ * `deno task test`: the suite on both stores.
+ *
+ * First every test on SQLite files. Then, where Debian's PostgreSQL is
+ * installed, a throwaway cluster (`tests/_helpers/postgres.ts`) and the
+ * store-independent suites again with `AGENT_BUS_TEST_STORE=postgres`: every
+ * profile's contract, the transports, the console, the CLI and search, each
+ * test on a database of its own. Without PostgreSQL the second run is
+ * skipped with a message saying so. Exits non-zero when either run fails.
+ *
+ * Arguments are passed to both `deno test` runs (e.g. `--filter sync`).
+ *
+ * @module
+ */
+
+import { postgresBin, startPostgres } from "../tests/_helpers/postgres.ts";
+
+/** Directories whose tests run against PostgreSQL too. */
+const ON_BOTH_STORES = [
+  "tests/mcp",
+  "tests/bus",
+  "tests/transports",
+  "tests/console",
+  "tests/cli",
+  "tests/search",
+];
+/** Files there that touch no store: clients' config files. */
+const STORE_FREE = new Set(["tests/cli/install_test.ts"]);
+
+/** The test files of the PostgreSQL run. */
+async function postgresFiles(): Promise<string[]> {
+  const files: string[] = [];
+  for (const dir of ON_BOTH_STORES) {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isFile && path.endsWith("_test.ts") && !STORE_FREE.has(path)) files.push(path);
+    }
+  }
+  return files.sort();
+}
+
+const base = ["test", "--allow-all", "--parallel"];
+
+function say(line: string): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+}
+const extra = Deno.args;
+
+async function denoTest(args: string[], env: Record<string, string> = {}): Promise<boolean> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [...base, ...extra, ...args],
+    env,
+    stdin: "null",
+  }).spawn();
+  return (await child.status).success;
+}
+
+say("== deno test on SQLite");
+let ok = await denoTest(["--ignore=tests/stress", "tests/"]);
+
+const bin = await postgresBin();
+if ("unavailable" in bin) {
+  say(`== PostgreSQL run skipped: ${bin.unavailable}`);
+} else {
+  say("== deno test on PostgreSQL (a throwaway cluster)");
+  const pg = await startPostgres();
+  try {
+    ok = await denoTest(await postgresFiles(), {
+      AGENT_BUS_TEST_STORE: "postgres",
+      AGENT_BUS_TEST_PG_URL: pg.url,
+      AGENT_BUS_TEST_PG_BIN: `${bin.dir}/createdb`,
+    }) && ok;
+  } finally {
+    await pg[Symbol.asyncDispose]();
+  }
+}
+Deno.exit(ok ? 0 : 1);

@@ -1,0 +1,250 @@
+/**
+ * The PostgreSQL store when things go wrong, against a real server of its
+ * own (restarted, stopped, shared by two HTTP nodes, a node killed): no
+ * acknowledged message is lost, waiters resume, errors are clear and the
+ * password never shows. Skipped where Debian's PostgreSQL is not installed.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { cli } from "../_helpers/cli.ts";
+import { connectHttp, startHttpServer } from "../_helpers/http.ts";
+import { startPeer, type ToolCaller, until } from "../_helpers/peer.ts";
+import { postgresBin, startPostgres } from "../_helpers/postgres.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+const bin = await postgresBin();
+const ignore = "unavailable" in bin;
+/** The test's name, saying why it is skipped where it is. */
+const named = (name: string) => ignore ? `${name} (skipped: ${bin.unavailable})` : name;
+
+type Sent = { message: { message_id: string; seq: number }; duplicate: boolean };
+
+/** Every message of the topic the peer has not read yet, in order. */
+async function readAll(peer: ToolCaller, topicId: unknown): Promise<string[]> {
+  const ids: string[] = [];
+  for (;;) {
+    const got = await peer.ok("sync", { topic_id: topicId, wait_seconds: 0, max_items: 20 });
+    const received = got.received as { message_id: string }[];
+    if (received.length === 0) return ids;
+    ids.push(...received.map((m) => m.message_id));
+  }
+}
+
+Deno.test({
+  name: named(
+    "PostgreSQL restarted mid-traffic: no acknowledged message lost, a waiting sync resumes",
+  ),
+  ignore,
+}, async () => {
+  await using pg = await startPostgres();
+  await using a = await startPeer({ dbPath: pg.url });
+  await using b = await startPeer({ dbPath: pg.url });
+  const topic = await a.ok("topic_create", { name: "restart" });
+  await a.ok("topic_join", { agent_name: "sender", topic_id: topic.topic_id });
+  await b.ok("topic_join", { agent_name: "waiter", topic_id: topic.topic_id });
+
+  const acknowledged: string[] = [];
+  const errors: string[] = [];
+  let sending = true;
+  const sender = (async () => {
+    for (let i = 0; sending; i++) {
+      const result = await a.call("sync", {
+        topic_id: topic.topic_id,
+        outbox: [{ content_markdown: `m${i}`, client_message_id: `c${i}` }],
+        wait_seconds: 0,
+      });
+      if (result.isError) {
+        errors.push((result.structuredContent as { error: { code: string } }).error.code);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      } else {
+        const sent = (result.structuredContent as { sent: Sent[] }).sent;
+        acknowledged.push(...sent.map((s) => s.message.message_id));
+      }
+    }
+  })();
+  await until(() => acknowledged.length >= 20, { what: "traffic before the restart" });
+  await pg.stop("immediate");
+  await pg.start();
+  const before = acknowledged.length;
+  await until(() => acknowledged.length >= before + 20, {
+    timeoutMs: 30_000,
+    what: "traffic after the restart",
+  });
+  sending = false;
+  await sender;
+  assert.ok(
+    errors.every((code) => code === "DB_UNAVAILABLE"),
+    `calls in flight see at most DB_UNAVAILABLE: ${errors}`,
+  );
+
+  const seen = await readAll(b, topic.topic_id);
+  const stored = new Set(seen);
+  assert.deepEqual(acknowledged.filter((id) => !stored.has(id)), [], "every acknowledged message");
+  assert.equal(stored.size, seen.length, "no message twice");
+  // A sync that waits with nothing new wakes for the next message.
+  const waiting = b.ok("sync", { topic_id: topic.topic_id, wait_seconds: 20 });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await a.ok("sync", {
+    topic_id: topic.topic_id,
+    outbox: [{ content_markdown: "wake" }],
+    wait_seconds: 0,
+  });
+  const woke = await waiting;
+  assert.equal(woke.status, "ready");
+  assert.equal((woke.received as { content_markdown: string }[])[0]!.content_markdown, "wake");
+});
+
+Deno.test({
+  name: named(
+    "PostgreSQL down: DB_UNAVAILABLE without the password, ping works, recovery without a restart",
+  ),
+  ignore,
+}, async () => {
+  await using pg = await startPostgres();
+  // A password in the URL (the server trusts loopback, so any password works).
+  const url = pg.url.replace("bus@", "bus:hunter2@");
+  await using peer = await startPeer({ dbPath: url });
+  await peer.ok("topic_create", { name: "before" });
+  await pg.stop("fast");
+  const down = await peer.fail("topic_create", { name: "during" });
+  assert.equal(down.code, "DB_UNAVAILABLE");
+  assert.doesNotMatch(down.message, /hunter2/);
+  assert.match(down.message, /bus:\*\*\*@127\.0\.0\.1/);
+  assert.equal((await peer.ok("ping")).ok, true, "ping needs no database");
+  await pg.start();
+  await until(async () => !(await peer.call("topic_list", {})).isError, {
+    timeoutMs: 15_000,
+    what: "recovery",
+  });
+  const names = ((await peer.ok("topic_list", {})).topics as { name: string }[]).map((t) => t.name);
+  assert.deepEqual(names, ["before"]);
+  assert.doesNotMatch(peer.stderr(), /hunter2/, "nor in the log");
+});
+
+Deno.test({
+  name: named(
+    "two agent-bus http nodes on one database: a sync waiting on one wakes for a send on the other",
+  ),
+  ignore,
+}, async () => {
+  await using pg = await startPostgres();
+  await using one = await startHttpServer({ dbPath: pg.url });
+  await using two = await startHttpServer({ dbPath: pg.url });
+  await using sender = await connectHttp(`${one.url}/mcp`);
+  await using receiver = await connectHttp(`${two.url}/mcp`);
+  const topic = await sender.ok("topic_create", { name: "across-nodes" });
+  await sender.ok("topic_join", { agent_name: "on-one", topic_id: topic.topic_id });
+  await receiver.ok("topic_join", { agent_name: "on-two", topic_id: topic.topic_id });
+  const waiting = receiver.ok("sync", { topic_id: topic.topic_id, wait_seconds: 20 });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const started = performance.now();
+  await sender.ok("sync", {
+    topic_id: topic.topic_id,
+    outbox: [{ content_markdown: "from node one" }],
+    wait_seconds: 0,
+  });
+  const got = await waiting;
+  assert.ok(performance.now() - started < 15_000, "woken by the commit, not by the timeout");
+  assert.equal(got.status, "ready");
+  assert.equal((got.received as { sender: string }[])[0]!.sender, "on-one");
+});
+
+Deno.test({
+  name: named("a node killed with SIGKILL mid-send loses no acknowledged message"),
+  ignore,
+}, async () => {
+  await using pg = await startPostgres();
+  const node = await startPeer({ dbPath: pg.url });
+  const topic = await node.ok("topic_create", { name: "killed" });
+  await node.ok("topic_join", { agent_name: "victim", topic_id: topic.topic_id });
+  const acknowledged: string[] = [];
+  const sender = (async () => {
+    for (let i = 0;; i++) {
+      try {
+        const result = await node.ok("sync", {
+          topic_id: topic.topic_id,
+          outbox: Array.from({ length: 5 }, (_, j) => ({ content_markdown: `m${i}.${j}` })),
+          wait_seconds: 0,
+        });
+        acknowledged.push(...(result.sent as Sent[]).map((s) => s.message.message_id));
+      } catch {
+        return; // the process is gone
+      }
+    }
+  })();
+  await until(() => acknowledged.length >= 50, { what: "sends before the kill" });
+  node.kill("SIGKILL");
+  await sender;
+  await node.close().catch(() => {});
+  await using reader = await startPeer({ dbPath: pg.url });
+  await reader.ok("topic_join", { agent_name: "reader", topic_id: topic.topic_id });
+  const seen = new Set(await readAll(reader, topic.topic_id));
+  assert.deepEqual(acknowledged.filter((id) => !seen.has(id)), [], "0 acknowledged lost");
+});
+
+Deno.test({
+  name: named(
+    "db copy moves a bus from SQLite to PostgreSQL and back; stats, migrate, doctor and wipe work there",
+  ),
+  ignore,
+}, async () => {
+  await using pg = await startPostgres();
+  await using tmp = await tmpDir();
+  const file = `${tmp.path}/bus.sqlite`;
+  const url = pg.url.replace("bus@", "bus:hunter2@");
+  await using writer = await startPeer({ dbPath: file });
+  const topic = await writer.ok("topic_create", { name: "moving" });
+  await writer.ok("topic_join", { agent_name: "mover", topic_id: topic.topic_id });
+  await writer.ok("sync", {
+    topic_id: topic.topic_id,
+    outbox: [{ content_markdown: "see parseHTTPResponse" }, { content_markdown: "second" }],
+    wait_seconds: 0,
+  });
+  await writer.ok("send_to_agent", { name: "bob", msg: "mail survives the move" }).catch(() => {});
+
+  const copied = await cli(["db", "copy", file, url]);
+  assert.equal(copied.code, 0, copied.stderr);
+  assert.match(copied.stdout, /1 topic\(s\), 2 message\(s\).*every count matches/);
+  assert.doesNotMatch(copied.stdout + copied.stderr, /hunter2/);
+  const again = await cli(["db", "copy", file, url]);
+  assert.equal(again.code, 2, "a target that holds a bus is refused");
+  assert.match(again.stderr, /already holds a bus/);
+
+  const env = { AGENT_BUS_DB: url, AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9" };
+  await using reader = await startPeer({ dbPath: url });
+  await reader.ok("topic_join", { agent_name: "reader", topic_id: topic.topic_id });
+  const read = await reader.ok("sync", { topic_id: topic.topic_id, wait_seconds: 0 });
+  assert.deepEqual(
+    (read.received as { content_markdown: string }[]).map((m) => m.content_markdown),
+    ["see parseHTTPResponse", "second"],
+  );
+  const found = await cli(["search", "http response", "--json"], env);
+  assert.match(found.stdout, /"count": 1/, `code terms came along: ${found.stdout}`);
+  const stats = await cli(["db", "stats", "--json"], env);
+  assert.equal(stats.code, 0, stats.stderr);
+  const statsJson = JSON.parse(stats.stdout);
+  assert.equal(statsJson.messages, 2);
+  assert.match(statsJson.postgres.version, /^\d+/);
+  assert.doesNotMatch(stats.stdout, /hunter2/);
+  const migrate = await cli(["db", "migrate"], env);
+  assert.match(migrate.stdout, /up to date/);
+  const doctor = await cli(["doctor", "--json"], env);
+  const findings = JSON.parse(doctor.stdout).findings as { check: string; status: string }[];
+  for (const check of ["Database", "Schema", "Wake-ups"]) {
+    assert.equal(findings.find((f) => f.check === check)?.status, "ok", check);
+  }
+  assert.doesNotMatch(doctor.stdout, /hunter2/);
+
+  const back = `${tmp.path}/back.sqlite`;
+  const returned = await cli(["db", "copy", url, back]);
+  assert.equal(returned.code, 0, returned.stderr);
+  assert.match(returned.stdout, /1 topic\(s\), 2 message\(s\)/);
+
+  const wiped = await cli(["db", "wipe", "--yes"], env);
+  assert.equal(wiped.code, 0, wiped.stderr);
+  assert.match(wiped.stdout, /table\(s\) dropped/);
+  const after = await cli(["db", "migrate", "--dry-run", "--json"], env);
+  assert.equal(JSON.parse(after.stdout).from, 0, "no schema left");
+});
