@@ -9,9 +9,12 @@
 import { startPeer } from "../tests/_helpers/peer.ts";
 import { type Distribution, distribution, waitForLog } from "./_stats.ts";
 
-/** Run `samples` round trips on a fresh database in `dir`. */
-export async function benchLatency(dir: string, samples: number): Promise<Distribution> {
-  const dbPath = `${dir}/latency.sqlite`;
+/** Run `samples` round trips on a fresh database in `dir` (or on the store `dbPath`). */
+export async function benchLatency(
+  dir: string,
+  samples: number,
+  dbPath = `${dir}/latency.sqlite`,
+): Promise<Distribution> {
   await using a = await startPeer({ dbPath });
   await using b = await startPeer({ dbPath, env: { AGENT_BUS_LOG_LEVEL: "debug" } });
   const topic = await a.ok("topic_create", { name: "latency" });

@@ -20,6 +20,7 @@ import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLatency } from "./latency.ts";
 import { benchMailbox } from "./mailbox.ts";
+import { benchPostgres } from "./postgres.ts";
 import { benchAnswerLatency } from "./qa.ts";
 import { benchQuality } from "./quality.ts";
 import { type BenchResults, detailTable, record, summaryTable } from "./report.ts";
@@ -77,6 +78,12 @@ try {
   const semantic = !quick && Deno.env.get("AGENT_BUS_EMBEDDINGS_URL") !== undefined;
   progress(`search quality (${semantic ? "fts, semantic, hybrid" : "fts only"})`);
   const quality = await benchQuality(dir, { filler: 2000, semantic });
+  progress("PostgreSQL store: delivery, throughput, two HTTP nodes, idle queries");
+  const pg = await benchPostgres(dir, {
+    samples: size(200, 50),
+    seconds: size(10, 3),
+    idleSeconds: size(30, 5),
+  });
 
   const results: BenchResults = {
     latency,
@@ -93,6 +100,7 @@ try {
     quality,
     hostile,
     chat: { latency: chatLatency, throughput: chatThroughput },
+    postgres: pg,
   };
   const summary = summaryTable(results);
   const details = detailTable(results);

@@ -11,6 +11,7 @@ import type { ChatThroughput } from "./chatbus.ts";
 import type { HostileResult } from "./hostile.ts";
 import type { IdleResult } from "./idle.ts";
 import type { MailboxResult } from "./mailbox.ts";
+import type { PostgresResult } from "./postgres.ts";
 import type { QualityResult } from "./quality.ts";
 import type { SearchPoint } from "./search.ts";
 import { count, type Distribution, markdownTable, ms } from "./_stats.ts";
@@ -32,9 +33,49 @@ export interface BenchResults {
   quality: QualityResult;
   hostile: HostileResult;
   chat: { latency: Distribution; throughput: ChatThroughput[] };
+  /** Absent where PostgreSQL is not installed. */
+  postgres: PostgresResult | undefined;
 }
 
 type Row = [metric: string, target: string, measured: string, met: boolean | undefined];
+
+/** The summary rows of the PostgreSQL store (one "not run" row without PostgreSQL). */
+function postgresRows(pg: PostgresResult | undefined): Row[] {
+  if (!pg) return [["PostgreSQL store", "", "not run: PostgreSQL is not installed", undefined]];
+  const t = pg.throughput;
+  return [
+    [
+      "PostgreSQL: delivery p50 / p99 (cross-process)",
+      "≤ 10 ms p50",
+      `${ms(pg.latency.p50)} / ${ms(pg.latency.p99)}`,
+      pg.latency.p50 <= 10,
+    ],
+    [
+      "PostgreSQL: throughput, 4 senders, 10 messages per call",
+      "≥ 2,000 msg/s",
+      `${count(t.perSecond)} msg/s`,
+      t.perSecond >= 2000,
+    ],
+    [
+      "PostgreSQL: messages lost / duplicated",
+      "0 / 0",
+      `${t.lost} / ${t.duplicated}`,
+      t.lost === 0 && t.duplicated === 0,
+    ],
+    [
+      "PostgreSQL: delivery between two `agent-bus http` nodes, p50 / p99",
+      "",
+      `${ms(pg.nodes.p50)} / ${ms(pg.nodes.p99)}`,
+      undefined,
+    ],
+    [
+      `PostgreSQL: queries by ${pg.idle.peers} waiting peers in ${pg.idle.seconds} s`,
+      "0",
+      String(pg.idle.queries),
+      pg.idle.queries === 0,
+    ],
+  ];
+}
 
 /** The summary table: each target, what was measured, and whether it was met. */
 export function summaryTable(r: BenchResults): string {
@@ -173,6 +214,7 @@ export function summaryTable(r: BenchResults): string {
       `${r.search.rssMB.toFixed(1)} MB`,
       r.search.rssMB <= 80,
     ],
+    ...postgresRows(r.postgres),
   ];
   return markdownTable(
     ["metric", "target", "measured", ""],
@@ -257,6 +299,28 @@ export function detailTable(r: BenchResults): string {
         count(t.conflicts)
       } SeqMismatchError retried, ${t.lost} lost, ${t.duplicated} duplicated)`,
     ]),
+    ...(r.postgres
+      ? [
+        [
+          `PostgreSQL ${r.postgres.version}: delivery p50 / p95 / p99 / max (${r.postgres.latency.samples} samples)`,
+          `${ms(r.postgres.latency.p50)} / ${ms(r.postgres.latency.p95)} / ${
+            ms(r.postgres.latency.p99)
+          } / ${ms(r.postgres.latency.max)}`,
+        ],
+        [
+          `PostgreSQL: throughput, 4 senders, 10 per call (${
+            Math.round(r.postgres.throughput.seconds)
+          } s)`,
+          `${count(r.postgres.throughput.perSecond)} msg/s (${
+            count(r.postgres.throughput.sent)
+          } sent, ${r.postgres.throughput.lost} lost, ${r.postgres.throughput.duplicated} duplicated)`,
+        ],
+        [
+          `PostgreSQL: two HTTP nodes, p50 / p99 / max (${r.postgres.nodes.samples} samples)`,
+          `${ms(r.postgres.nodes.p50)} / ${ms(r.postgres.nodes.p99)} / ${ms(r.postgres.nodes.max)}`,
+        ],
+      ]
+      : []),
     [
       `Teacher publish to waiting student ask, p50 / p99 (${answer.samples} questions)`,
       `${ms(answer.p50)} / ${ms(answer.p99)}`,

@@ -26,9 +26,9 @@ export interface ThroughputResult {
  */
 export async function benchThroughput(
   dir: string,
-  options: { senders: number; seconds: number; perCall: number },
+  options: { senders: number; seconds: number; perCall: number; dbPath?: string },
 ): Promise<ThroughputResult> {
-  const dbPath = `${dir}/throughput-${options.senders}-${options.perCall}.sqlite`;
+  const dbPath = options.dbPath ?? `${dir}/throughput-${options.senders}-${options.perCall}.sqlite`;
   const senders: Peer[] = await Promise.all(
     Array.from({ length: options.senders }, () => startPeer({ dbPath })),
   );

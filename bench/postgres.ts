@@ -1,0 +1,144 @@
+/**
+ * The PostgreSQL store, on a throwaway cluster of this machine's Debian
+ * PostgreSQL: delivery across two server processes, throughput with four
+ * senders, delivery between two `agent-bus http` nodes, and what waiting
+ * peers send to the server while nothing happens (counted exactly from the
+ * server's statement log, between two marker statements).
+ *
+ * @module
+ */
+
+import postgres from "postgres";
+import { connectHttp, startHttpServer } from "../tests/_helpers/http.ts";
+import { type Peer, startPeer } from "../tests/_helpers/peer.ts";
+import { type Postgres, postgresBin, startPostgres } from "../tests/_helpers/postgres.ts";
+import { type Distribution, distribution, waitForLog } from "./_stats.ts";
+import { benchLatency } from "./latency.ts";
+import { benchThroughput, type ThroughputResult } from "./throughput.ts";
+
+/** What the PostgreSQL rows measured. */
+export interface PostgresResult {
+  version: string;
+  latency: Distribution;
+  throughput: ThroughputResult;
+  nodes: Distribution;
+  idle: { peers: number; seconds: number; queries: number };
+}
+
+/**
+ * Run the PostgreSQL benchmarks, or return undefined when PostgreSQL is not
+ * installed here.
+ */
+export async function benchPostgres(
+  dir: string,
+  options: { samples: number; seconds: number; idleSeconds: number },
+): Promise<PostgresResult | undefined> {
+  if ("unavailable" in await postgresBin()) return undefined;
+  await using pg = await startPostgres();
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    const database = async (name: string) => {
+      await sql.unsafe(`CREATE DATABASE ${name}`);
+      return pg.url.replace(/\/bus$/, `/${name}`);
+    };
+    const version = (await sql`SHOW server_version`)[0]!.server_version;
+    const latency = await benchLatency(dir, options.samples, await database("latency"));
+    const throughput = await benchThroughput(dir, {
+      senders: 4,
+      perCall: 10,
+      seconds: options.seconds,
+      dbPath: await database("throughput"),
+    });
+    const nodes = await benchNodes(await database("nodes"), options.samples);
+    const idle = await benchIdleQueries(pg, sql, await database("idle"), options.idleSeconds);
+    return { version: String(version), latency, throughput, nodes, idle };
+  } finally {
+    await sql.end();
+  }
+}
+
+/** A sync waiting on one `agent-bus http` node, woken by a send through another. */
+async function benchNodes(url: string, samples: number): Promise<Distribution> {
+  await using one = await startHttpServer({ dbPath: url });
+  await using two = await startHttpServer({ dbPath: url });
+  await using sender = await connectHttp(`${one.url}/mcp`);
+  await using receiver = await connectHttp(`${two.url}/mcp`);
+  const topic = await sender.ok("topic_create", { name: "nodes" });
+  await sender.ok("topic_join", { agent_name: "on-one", topic_id: topic.topic_id });
+  await receiver.ok("topic_join", { agent_name: "on-two", topic_id: topic.topic_id });
+  const warmup = 10;
+  const times: number[] = [];
+  for (let i = 0; i < samples + warmup; i++) {
+    const waiting = receiver.ok("sync", { topic_id: topic.topic_id, wait_seconds: 30 });
+    // The receiver's node logs nothing per wait; give its call time to park.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const started = performance.now();
+    await sender.ok("sync", {
+      topic_id: topic.topic_id,
+      outbox: [{ content_markdown: `ping ${i}` }],
+      wait_seconds: 0,
+    });
+    const result = await waiting;
+    if ((result.received as unknown[]).length !== 1) throw new Error(`sample ${i}: not received`);
+    if (i >= warmup) times.push(performance.now() - started);
+  }
+  return distribution(times);
+}
+
+/**
+ * Park `peers` servers in `sync` and count the statements the server
+ * receives from anyone in `seconds` (its statement log, between markers).
+ */
+async function benchIdleQueries(
+  pg: Postgres,
+  sql: postgres.Sql,
+  url: string,
+  seconds: number,
+  peers = 8,
+): Promise<{ peers: number; seconds: number; queries: number }> {
+  const servers: Peer[] = await Promise.all(
+    Array.from(
+      { length: peers },
+      () => startPeer({ dbPath: url, env: { AGENT_BUS_LOG_LEVEL: "debug" } }),
+    ),
+  );
+  try {
+    const topic = await servers[0]!.ok("topic_create", { name: "idle" });
+    await Promise.all(
+      servers.map((s, i) =>
+        s.ok("topic_join", { agent_name: `idle-${i}`, topic_id: topic.topic_id })
+      ),
+    );
+    const waits = servers.map((s) =>
+      s.call("sync", { topic_id: topic.topic_id, wait_seconds: seconds + 30 }, {
+        timeoutMs: (seconds + 60) * 1000,
+      })
+    );
+    await Promise.all(servers.map((s) => waitForLog(s, "sync waiting", 1)));
+    await sql`ALTER SYSTEM SET log_statement = 'all'`;
+    await sql`SELECT pg_reload_conf()`;
+    // Let the reload reach every backend, and the indexers' last rounds after the joins run.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await sql`SELECT 'agent-bus idle start'`;
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    await sql`SELECT 'agent-bus idle end'`;
+    await sql`ALTER SYSTEM RESET log_statement`;
+    await sql`SELECT pg_reload_conf()`;
+    const lines = (await Deno.readTextFile(pg.logFile)).split("\n");
+    const start = lines.findIndex((line) => line.includes("agent-bus idle start"));
+    const end = lines.findIndex((line) => line.includes("agent-bus idle end"));
+    // Every statement logged between the two markers' own lines.
+    const queries = lines.slice(start + 1, end)
+      .filter((line) => /LOG: {2}(statement|execute)/.test(line)).length;
+    await servers[0]!.ok("topic_join", { agent_name: "waker", topic_id: topic.topic_id });
+    await servers[0]!.call("sync", {
+      topic_id: topic.topic_id,
+      outbox: [{ content_markdown: "wake up" }],
+      wait_seconds: 0,
+    });
+    await Promise.all(waits);
+    return { peers, seconds, queries };
+  } finally {
+    await Promise.all(servers.map((s) => s.close()));
+  }
+}
