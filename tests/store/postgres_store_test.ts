@@ -248,3 +248,21 @@ Deno.test({
   const after = await cli(["db", "migrate", "--dry-run", "--json"], env);
   assert.equal(JSON.parse(after.stdout).from, 0, "no schema left");
 });
+
+Deno.test({
+  name: named("six processes opening a new PostgreSQL database at once all get a working bus"),
+  ignore,
+}, async () => {
+  await using pg = await startPostgres();
+  const peers = await Promise.all(Array.from({ length: 6 }, () => startPeer({ dbPath: pg.url })));
+  try {
+    const created = await Promise.all(
+      peers.map((peer, i) => peer.call("topic_create", { name: `cold-${i}` })),
+    );
+    assert.deepEqual(created.filter((r) => r.isError).map((r) => r.structuredContent), []);
+    const list = await peers[0]!.ok("topic_list", {});
+    assert.equal(list.count, 6);
+  } finally {
+    await Promise.all(peers.map((peer) => peer.close()));
+  }
+});

@@ -232,11 +232,7 @@ export class PostgresStore implements Store {
    */
   migrationState(): MigrationState {
     try {
-      const [, row] = this.#bridge.batch([
-        { sql: MIGRATIONS_TABLE, params: [] },
-        { sql: "SELECT COALESCE(MAX(version), 0) AS v FROM bus_schema_migrations", params: [] },
-      ]);
-      const current = Number(row!.rows[0]!.v);
+      const current = this.#schemaLevel();
       return {
         kind: current === 0 ? "empty" : "ours",
         current,
@@ -419,20 +415,17 @@ export class PostgresStore implements Store {
 
   /** Apply the migrations this database lacks, under the write lock. */
   #migrate(): void {
-    const [, row] = this.#bridge.batch([
-      { sql: MIGRATIONS_TABLE, params: [] },
-      { sql: "SELECT COALESCE(MAX(version), 0) AS v FROM bus_schema_migrations", params: [] },
-    ]);
-    if (Number(row!.rows[0]!.v) >= PG_VERSION) return;
+    // The fast path only reads. Any change happens under the write lock and re-reads the level
+    // first: processes opening a new database at the same instant must not both create it
+    // (concurrent CREATE TABLE IF NOT EXISTS can fail on PostgreSQL's catalog).
+    if (this.#schemaLevel() >= PG_VERSION) return;
     this.#bridge.batch([
       { sql: "BEGIN", params: [] },
       { sql: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, params: [] },
+      { sql: MIGRATIONS_TABLE, params: [] },
     ]);
     try {
-      const [row] = this.#bridge.batch([
-        { sql: "SELECT COALESCE(MAX(version), 0) AS v FROM bus_schema_migrations", params: [] },
-      ]);
-      const current = Number(row!.rows[0]!.v);
+      const current = this.#schemaLevel();
       for (const migration of PG_MIGRATIONS) {
         if (migration.version <= current) continue;
         this.#bridge.batch([
@@ -453,6 +446,19 @@ export class PostgresStore implements Store {
       }
       throw error;
     }
+  }
+
+  /** The highest migration applied (0 for a database without our tables); reads only. */
+  #schemaLevel(): number {
+    const [present] = this.#bridge.batch([{
+      sql: "SELECT to_regclass('bus_schema_migrations') IS NOT NULL AS present",
+      params: [],
+    }]);
+    if (!present!.rows[0]!.present) return 0;
+    const [row] = this.#bridge.batch([
+      { sql: "SELECT COALESCE(MAX(version), 0) AS v FROM bus_schema_migrations", params: [] },
+    ]);
+    return Number(row!.rows[0]!.v);
   }
 
   #changed(): void {
