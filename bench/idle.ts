@@ -23,28 +23,9 @@ export interface IdleResult {
 }
 
 /** Block `peers` servers in `sync` for `seconds` and measure what they do meanwhile. */
-export async function benchIdle(dir: string, peers: number, seconds: number): Promise<IdleResult> {
+export function benchIdle(dir: string, peers: number, seconds: number): Promise<IdleResult> {
   const dbPath = `${dir}/idle.sqlite`;
-  const servers: Peer[] = await Promise.all(
-    Array.from(
-      { length: peers },
-      () => startPeer({ dbPath, env: { AGENT_BUS_LOG_LEVEL: "debug" } }),
-    ),
-  );
-  try {
-    const topic = await servers[0]!.ok("topic_create", { name: "idle" });
-    await Promise.all(
-      servers.map((s, i) =>
-        s.ok("topic_join", { agent_name: `idle-${i}`, topic_id: topic.topic_id })
-      ),
-    );
-    const waits = servers.map((s) =>
-      s.call("sync", { topic_id: topic.topic_id, wait_seconds: seconds + 30 }, {
-        timeoutMs: (seconds + 60) * 1000,
-      })
-    );
-    await Promise.all(servers.map((s) => waitForLog(s, "sync waiting", 1)));
-
+  return withWaitingPeers(dbPath, { peers, seconds }, async (servers) => {
     const observer = new DatabaseSync(dbPath, { readOnly: true });
     const version = () =>
       (observer.prepare("PRAGMA data_version").get() as { data_version: number }).data_version;
@@ -72,8 +53,47 @@ export async function benchIdle(dir: string, peers: number, seconds: number): Pr
     const cpu = servers.map((s, i) => (cpuSeconds(s.pid) - cpuBefore[i]!) / elapsed * 100);
     const walBytesGrown = walSize() - walBefore;
     observer.close();
+    return {
+      peers,
+      seconds: elapsed,
+      commits,
+      walBytesGrown,
+      cpuPercentMax: Math.max(...cpu),
+      cpuPercentMean: cpu.reduce((a, b) => a + b, 0) / cpu.length,
+    };
+  });
+}
 
-    // Release the waiters: one message must reach every one of them.
+/**
+ * Start `peers` servers on `dbPath`, park each in a `sync` that waits
+ * longer than `seconds`, run `measure`, then wake them all with one message
+ * (every one must get it) and stop them.
+ */
+export async function withWaitingPeers<T>(
+  dbPath: string,
+  { peers, seconds }: { peers: number; seconds: number },
+  measure: (servers: Peer[]) => Promise<T>,
+): Promise<T> {
+  const servers: Peer[] = await Promise.all(
+    Array.from(
+      { length: peers },
+      () => startPeer({ dbPath, env: { AGENT_BUS_LOG_LEVEL: "debug" } }),
+    ),
+  );
+  try {
+    const topic = await servers[0]!.ok("topic_create", { name: "idle" });
+    await Promise.all(
+      servers.map((s, i) =>
+        s.ok("topic_join", { agent_name: `idle-${i}`, topic_id: topic.topic_id })
+      ),
+    );
+    const waits = servers.map((s) =>
+      s.call("sync", { topic_id: topic.topic_id, wait_seconds: seconds + 30 }, {
+        timeoutMs: (seconds + 60) * 1000,
+      })
+    );
+    await Promise.all(servers.map((s) => waitForLog(s, "sync waiting", 1)));
+    const result = await measure(servers);
     await servers[0]!.ok("topic_join", { agent_name: "waker", topic_id: topic.topic_id });
     await servers[0]!.call("sync", {
       topic_id: topic.topic_id,
@@ -84,14 +104,7 @@ export async function benchIdle(dir: string, peers: number, seconds: number): Pr
     if (results.some((r) => (r.structuredContent as { status: string }).status !== "ready")) {
       throw new Error("a waiting peer did not get the wake-up message");
     }
-    return {
-      peers,
-      seconds: elapsed,
-      commits,
-      walBytesGrown,
-      cpuPercentMax: Math.max(...cpu),
-      cpuPercentMean: cpu.reduce((a, b) => a + b, 0) / cpu.length,
-    };
+    return result;
   } finally {
     await Promise.all(servers.map((s) => s.close()));
   }

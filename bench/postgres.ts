@@ -10,9 +10,9 @@
 
 import postgres from "postgres";
 import { connectHttp, startHttpServer } from "../tests/_helpers/http.ts";
-import { type Peer, startPeer } from "../tests/_helpers/peer.ts";
 import { type Postgres, postgresBin, startPostgres } from "../tests/_helpers/postgres.ts";
-import { type Distribution, distribution, waitForLog } from "./_stats.ts";
+import { type Distribution, distribution } from "./_stats.ts";
+import { withWaitingPeers } from "./idle.ts";
 import { benchLatency } from "./latency.ts";
 import { benchThroughput, type ThroughputResult } from "./throughput.ts";
 
@@ -89,32 +89,14 @@ async function benchNodes(url: string, samples: number): Promise<Distribution> {
  * Park `peers` servers in `sync` and count the statements the server
  * receives from anyone in `seconds` (its statement log, between markers).
  */
-async function benchIdleQueries(
+function benchIdleQueries(
   pg: Postgres,
   sql: postgres.Sql,
   url: string,
   seconds: number,
   peers = 8,
 ): Promise<{ peers: number; seconds: number; queries: number }> {
-  const servers: Peer[] = await Promise.all(
-    Array.from(
-      { length: peers },
-      () => startPeer({ dbPath: url, env: { AGENT_BUS_LOG_LEVEL: "debug" } }),
-    ),
-  );
-  try {
-    const topic = await servers[0]!.ok("topic_create", { name: "idle" });
-    await Promise.all(
-      servers.map((s, i) =>
-        s.ok("topic_join", { agent_name: `idle-${i}`, topic_id: topic.topic_id })
-      ),
-    );
-    const waits = servers.map((s) =>
-      s.call("sync", { topic_id: topic.topic_id, wait_seconds: seconds + 30 }, {
-        timeoutMs: (seconds + 60) * 1000,
-      })
-    );
-    await Promise.all(servers.map((s) => waitForLog(s, "sync waiting", 1)));
+  return withWaitingPeers(url, { peers, seconds }, async () => {
     await sql`ALTER SYSTEM SET log_statement = 'all'`;
     await sql`SELECT pg_reload_conf()`;
     // Let the reload reach every backend, and the indexers' last rounds after the joins run.
@@ -130,15 +112,6 @@ async function benchIdleQueries(
     // Every statement logged between the two markers' own lines.
     const queries = lines.slice(start + 1, end)
       .filter((line) => /LOG: {2}(statement|execute)/.test(line)).length;
-    await servers[0]!.ok("topic_join", { agent_name: "waker", topic_id: topic.topic_id });
-    await servers[0]!.call("sync", {
-      topic_id: topic.topic_id,
-      outbox: [{ content_markdown: "wake up" }],
-      wait_seconds: 0,
-    });
-    await Promise.all(waits);
     return { peers, seconds, queries };
-  } finally {
-    await Promise.all(servers.map((s) => s.close()));
-  }
+  });
 }

@@ -68,47 +68,28 @@ export function latestSeq(store: Store, topicId: string): number {
  *
  * The index row goes in first, under the rowid the message will get, so the
  * index trigger (there for other programs' inserts) sees it and stands aside.
- * Inside `BEGIN IMMEDIATE` nobody else can take that rowid meanwhile.
+ * Inside the write lock nobody else can take that rowid meanwhile. SQLite
+ * reads the rowid first; PostgreSQL computes it inside both inserts, which
+ * then travel to the server without a round trip of their own.
  */
 export function insertMessage(store: Store, row: NewMessageRow): void {
-  if (store.engine === "postgres") {
-    // The same rowid, computed inside both inserts, which then travel without a round trip.
-    const next = "(SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages)";
-    store.stmt(
-      `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
-       VALUES (${next}, ?, ?, ?, ?)`,
-    ).run(row.content_markdown, row.terms, row.message_id, row.topic_id);
-    store.stmt(
-      `INSERT INTO messages (rowid, message_id, topic_id, seq, sender, message_type, reply_to,
-         content_markdown, metadata_json, client_message_id, created_at)
-       VALUES (${next}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      row.message_id,
-      row.topic_id,
-      row.seq,
-      row.sender,
-      row.message_type,
-      row.reply_to,
-      row.content_markdown,
-      row.metadata_json,
-      row.client_message_id,
-      row.created_at,
-    );
-    return;
-  }
-  const { next } = store.stmt("SELECT COALESCE(MAX(rowid), 0) + 1 AS next FROM messages").get() as {
-    next: number;
-  };
+  const computed = store.engine === "postgres";
+  const rowid = computed ? "(SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages)" : "?";
+  const given = computed ? [] : [
+    (store.stmt("SELECT COALESCE(MAX(rowid), 0) + 1 AS next FROM messages").get() as {
+      next: number;
+    }).next,
+  ];
   store.stmt(
     `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
-     VALUES (?, ?, ?, ?, ?)`,
-  ).run(next, row.content_markdown, row.terms, row.message_id, row.topic_id);
+     VALUES (${rowid}, ?, ?, ?, ?)`,
+  ).run(...given, row.content_markdown, row.terms, row.message_id, row.topic_id);
   store.stmt(
     `INSERT INTO messages (rowid, message_id, topic_id, seq, sender, message_type, reply_to,
        content_markdown, metadata_json, client_message_id, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (${rowid}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
-    next,
+    ...given,
     row.message_id,
     row.topic_id,
     row.seq,
