@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL store, on a throwaway cluster of this machine's Debian
- * PostgreSQL: delivery across two server processes, throughput with four
+ * PostgreSQL with its default durability (every commit flushed to disk): delivery across two server processes, throughput with four
  * senders, delivery between two `agent-bus http` nodes, and what waiting
  * peers send to the server while nothing happens (counted exactly from the
  * server's statement log, between two marker statements).
@@ -34,7 +34,7 @@ export async function benchPostgres(
   options: { samples: number; seconds: number; idleSeconds: number },
 ): Promise<PostgresResult | undefined> {
   if ("unavailable" in await postgresBin()) return undefined;
-  await using pg = await startPostgres();
+  await using pg = await startPostgres({ durable: true });
   const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
   try {
     const database = async (name: string) => {

@@ -38,8 +38,13 @@ export async function postgresBin(): Promise<{ dir: string } | { unavailable: st
   }
 }
 
-/** Start a fresh cluster with a database `bus` owned by the role `bus`. */
-export async function startPostgres(): Promise<Postgres> {
+/**
+ * Start a fresh cluster with a database `bus` owned by the role `bus`.
+ * Tests run it with `fsync=off` (a throwaway cluster need not survive a
+ * power cut); `durable: true` keeps PostgreSQL's defaults, as the
+ * benchmarks do, so every commit waits for its flush to disk.
+ */
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<Postgres> {
   const bin = await postgresBin();
   if ("unavailable" in bin) throw new Error(bin.unavailable);
   const dir = await tmpDir("agent-bus-pg-");
@@ -59,9 +64,10 @@ export async function startPostgres(): Promise<Postgres> {
   };
   await run("initdb", ["-D", data, "-U", "bus", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   const port = freePort();
-  const options = `-p ${port} -k ${dir.path} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  const settings = `-p ${port} -k ${dir.path} -c listen_addresses=127.0.0.1` +
+    (options.durable ? "" : " -c fsync=off");
   const start = () =>
-    run("pg_ctl", ["-D", data, "-o", options, "-l", `${dir.path}/server.log`, "-w", "start"]);
+    run("pg_ctl", ["-D", data, "-o", settings, "-l", `${dir.path}/server.log`, "-w", "start"]);
   const stop = (mode: "fast" | "immediate" = "fast") =>
     run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
   await start();
