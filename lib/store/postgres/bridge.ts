@@ -96,8 +96,12 @@ export class Bridge {
     return response.results;
   }
 
-  /** Start listening on `channel` (again after every reconnect, by the client). */
+  /**
+   * Start listening on `channel`, once: the client listens again after every
+   * reconnect by itself, and a replacement worker is told to.
+   */
   listen(channel: string): void {
+    if (this.#channels.includes(channel)) return;
     this.#channels.push(channel);
     this.#call({ op: "listen", channel });
   }
