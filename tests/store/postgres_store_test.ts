@@ -186,7 +186,7 @@ Deno.test({
 
 Deno.test({
   name: named(
-    "db copy moves a bus from SQLite to PostgreSQL and back; stats, migrate, doctor and wipe work there",
+    "db copy moves a bus from SQLite to PostgreSQL and back; stats, vacuum, migrate, doctor and wipe work there",
   ),
   ignore,
 }, async () => {
@@ -228,6 +228,8 @@ Deno.test({
   assert.equal(statsJson.messages, 2);
   assert.match(statsJson.postgres.version, /^\d+/);
   assert.doesNotMatch(stats.stdout, /hunter2/);
+  const vacuumed = await cli(["db", "vacuum"], env);
+  assert.equal(vacuumed.code, 0, vacuumed.stderr);
   const migrate = await cli(["db", "migrate"], env);
   assert.match(migrate.stdout, /up to date/);
   const doctor = await cli(["doctor", "--json"], env);
