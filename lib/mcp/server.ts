@@ -24,6 +24,7 @@ import type { SearchEngine } from "../search/mod.ts";
 import { PACKAGE_VERSION } from "../version.ts";
 import { attachChatResources, CHAT_CAPABILITIES } from "./chat_resources.ts";
 import { attachMailboxPush, pushCapabilities, type PushMode } from "./mailbox_push.ts";
+import { attachTopicResources, TOPIC_CAPABILITIES } from "./topic_resources.ts";
 import { profile, type ProfileName } from "./profiles.ts";
 import { ProtocolServer } from "./protocol_server.ts";
 import { createToolRunner } from "./tool_runner.ts";
@@ -81,6 +82,7 @@ export function createServer(
   const push = hasMailbox && options.agent ? options.push ?? "resources" : "none";
   const runner = createToolRunner(profileName, deps, options);
   const chat = profileName === "chatbus";
+  const topics = profileName === "peer";
   const server = new ProtocolServer(
     { name: options.serverName ?? "agent-bus", version: PACKAGE_VERSION },
     {
@@ -88,11 +90,13 @@ export function createServer(
         tools: { listChanged: false },
         ...pushCapabilities(push),
         ...(chat ? CHAT_CAPABILITIES : {}),
+        ...(topics ? TOPIC_CAPABILITIES : {}),
       },
       instructions,
     },
   );
   if (chat) attachChatResources(server, bus);
+  const stopTopics = topics ? attachTopicResources(server, bus) : () => {};
   const stopPush = options.agent
     ? attachMailboxPush(server, { bus, agent: options.agent, mode: push })
     : () => {};
@@ -123,6 +127,7 @@ export function createServer(
     server,
     async close() {
       stopPush();
+      stopTopics();
       await server.close();
     },
   };

@@ -1,0 +1,152 @@
+/**
+ * Topics as MCP resources (the peer profile): `topic://{topic_id}` is a
+ * topic's transcript, its latest messages as Markdown.
+ *
+ * A client that subscribes to a topic hears `notifications/resources/updated`
+ * when a message arrives there; a client that has listed the resources hears
+ * `notifications/resources/list_changed` when a topic is created, closed,
+ * renamed or deleted. One watch per server, on the process's change feed (no
+ * polling, a wake-up within milliseconds of another process's commit),
+ * started by the first list or subscription: a client that never asks costs
+ * nothing.
+ *
+ * @module
+ */
+
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { findTopic, latestMessages, topicSummaries, topicSummary } from "../bus/admin.ts";
+import { exportMarkdown } from "../bus/export.ts";
+import type { Bus } from "../bus/mod.ts";
+import { BusError } from "../errors.ts";
+import type { ProtocolServer } from "./protocol_server.ts";
+
+/** The capabilities {@linkcode attachTopicResources} serves. */
+export const TOPIC_CAPABILITIES = { resources: { subscribe: true, listChanged: true } };
+
+/** Messages in a transcript resource (the latest). */
+const TRANSCRIPT_MESSAGES = 100;
+/** Topics in `resources/list` (open ones, most recently active first). */
+const LISTED_TOPICS = 100;
+const TOPIC_URI = /^topic:\/\/([0-9A-Za-z_-]{1,64})$/;
+
+/**
+ * Serve topics as resources on `server`.
+ *
+ * @returns a function that stops the watch
+ */
+export function attachTopicResources(server: ProtocolServer, bus: Bus): () => void {
+  /** Subscribed topic → the last seq announced. */
+  const subscribed = new Map<string, number>();
+  let listed: string | undefined;
+  const controller = new AbortController();
+
+  server.setRequestHandler(ListResourcesRequestSchema, () => {
+    const topics = openTopics();
+    listed = signature(topics);
+    watch();
+    return {
+      resources: topics.map((t) => ({
+        uri: `topic://${t.topic_id}`,
+        name: t.name,
+        description: `Topic "${t.name}": ${t.messages} message(s); its latest messages`,
+        mimeType: "text/markdown",
+      })),
+    };
+  });
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [{
+      uriTemplate: "topic://{topic_id}",
+      name: `A topic's transcript (its latest ${TRANSCRIPT_MESSAGES} messages)`,
+      mimeType: "text/markdown",
+    }],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    const uri = request.params.uri;
+    const topicId = topicOf(uri);
+    const topic = known(() => findTopic(bus, topicId));
+    const text = exportMarkdown(topic, latestMessages(bus, topic.topic_id, TRANSCRIPT_MESSAGES));
+    return { contents: [{ uri, mimeType: "text/markdown", text }] };
+  });
+  server.setRequestHandler(SubscribeRequestSchema, (request) => {
+    const topicId = topicOf(request.params.uri);
+    subscribed.set(topicId, known(() => topicSummary(bus, topicId)).last_seq);
+    watch();
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+    subscribed.delete(topicOf(request.params.uri));
+    return {};
+  });
+
+  const openTopics = () =>
+    topicSummaries(bus, { status: "open", sort: "activity", limit: LISTED_TOPICS });
+  const notify = (method: string, params?: Record<string, unknown>) =>
+    server.notification({ method, ...(params ? { params } : {}) } as never).catch((error) =>
+      bus.log.debug("A resource notification failed", { error: String(error) })
+    );
+
+  let watching = false;
+  const watch = (): void => {
+    if (watching) return;
+    watching = true;
+    (async () => {
+      while (!controller.signal.aborted) {
+        const mark = bus.changes.mark();
+        for (const [topicId, announced] of subscribed) {
+          let latest: number;
+          try {
+            latest = topicSummary(bus, topicId).last_seq;
+          } catch (error) {
+            if (!(error instanceof BusError) || error.code !== "TOPIC_NOT_FOUND") throw error;
+            subscribed.delete(topicId); // deleted: its last update
+            latest = announced + 1;
+          }
+          if (latest > announced) {
+            if (subscribed.has(topicId)) subscribed.set(topicId, latest);
+            await notify("notifications/resources/updated", { uri: `topic://${topicId}` });
+          }
+        }
+        if (listed !== undefined) {
+          const now = signature(openTopics());
+          if (now !== listed) {
+            listed = now;
+            await notify("notifications/resources/list_changed");
+          }
+        }
+        await bus.changes.wait(mark, { timeoutMs: 60_000, signal: controller.signal })
+          .catch(() => {});
+      }
+    })().catch((error) => bus.log.warn("The topic watch stopped", { error: String(error) }));
+  };
+  return () => controller.abort();
+}
+
+/** What `list_changed` is about: which open topics there are, under which names. */
+function signature(topics: { topic_id: string; name: string }[]): string {
+  return JSON.stringify(topics.map((t) => [t.topic_id, t.name]).sort());
+}
+
+function topicOf(uri: string): string {
+  const match = uri.length <= 80 ? TOPIC_URI.exec(uri) : null;
+  if (!match) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri.slice(0, 80)}`);
+  return match[1]!;
+}
+
+/** Run a lookup; an unknown topic is the client's mistake (InvalidParams), not ours. */
+function known<T>(lookup: () => T): T {
+  try {
+    return lookup();
+  } catch (error) {
+    if (error instanceof BusError) throw new McpError(ErrorCode.InvalidParams, error.message);
+    throw error;
+  }
+}
