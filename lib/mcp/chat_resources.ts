@@ -27,12 +27,12 @@ import { transcript } from "../bus/chat/read.ts";
 import { threadGet, threadLatestSeq, threadList } from "../bus/chat/threads.ts";
 import type { Bus } from "../bus/mod.ts";
 import { BusError } from "../errors.ts";
+import { promptArguments } from "./prompts.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
 
 /** Most messages a transcript resource holds (the latest ones). */
 export const TRANSCRIPT_MESSAGES = 100;
 /** Longest prompt argument. */
-const MAX_PROMPT_ARGUMENT_CHARS = 200_000;
 
 const THREAD_RESOURCE = /^chat:\/\/threads\/([^/]{1,64})\/(transcript|state|summary)$/;
 
@@ -132,21 +132,7 @@ export function attachChatResources(server: ProtocolServer, bus: Bus): void {
   });
   server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }));
   server.setRequestHandler(GetPromptRequestSchema, (request) => {
-    const args = request.params.arguments ?? {};
-    const arg = (name: string, required = true): string => {
-      const value = args[name];
-      if (value === undefined && !required) return "";
-      if (typeof value !== "string" || (required && !value.trim())) {
-        throw new McpError(ErrorCode.InvalidParams, `Argument ${name} is required`);
-      }
-      if (value.length > MAX_PROMPT_ARGUMENT_CHARS) {
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Argument ${name} exceeds max length (${MAX_PROMPT_ARGUMENT_CHARS})`,
-        );
-      }
-      return value;
-    };
+    const arg = promptArguments(request.params.arguments);
     const user = (text: string) => ({
       messages: [{ role: "user" as const, content: { type: "text" as const, text } }],
     });

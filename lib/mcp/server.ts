@@ -24,6 +24,7 @@ import type { SearchEngine } from "../search/mod.ts";
 import { PACKAGE_VERSION } from "../version.ts";
 import { attachChatResources, CHAT_CAPABILITIES } from "./chat_resources.ts";
 import { attachMailboxPush, pushCapabilities, type PushMode } from "./mailbox_push.ts";
+import { attachPrompts, PROMPT_CAPABILITIES } from "./prompts.ts";
 import { attachTopicResources, TOPIC_CAPABILITIES } from "./topic_resources.ts";
 import { profile, type ProfileName } from "./profiles.ts";
 import { ProtocolServer } from "./protocol_server.ts";
@@ -83,6 +84,7 @@ export function createServer(
   const runner = createToolRunner(profileName, deps, options);
   const chat = profileName === "chatbus";
   const topics = profileName === "peer";
+  const prompts = profileName === "peer" || profileName === "teacher" ? profileName : undefined;
   const server = new ProtocolServer(
     { name: options.serverName ?? "agent-bus", version: PACKAGE_VERSION },
     {
@@ -91,12 +93,14 @@ export function createServer(
         ...pushCapabilities(push),
         ...(chat ? CHAT_CAPABILITIES : {}),
         ...(topics ? TOPIC_CAPABILITIES : {}),
+        ...(prompts ? PROMPT_CAPABILITIES : {}),
       },
       instructions,
     },
   );
   if (chat) attachChatResources(server, bus);
   const stopTopics = topics ? attachTopicResources(server, bus) : () => {};
+  if (prompts) attachPrompts(server, bus, prompts);
   const stopPush = options.agent
     ? attachMailboxPush(server, { bus, agent: options.agent, mode: push })
     : () => {};

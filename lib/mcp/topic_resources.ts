@@ -27,6 +27,7 @@ import { findTopic, latestMessages, topicSummaries, topicSummary } from "../bus/
 import { exportMarkdown } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
 import { BusError } from "../errors.ts";
+import { known } from "./invalid_params.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
 
 /** The capabilities {@linkcode attachTopicResources} serves. */
@@ -139,14 +140,4 @@ function topicOf(uri: string): string {
   const match = uri.length <= 80 ? TOPIC_URI.exec(uri) : null;
   if (!match) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri.slice(0, 80)}`);
   return match[1]!;
-}
-
-/** Run a lookup; an unknown topic is the client's mistake (InvalidParams), not ours. */
-function known<T>(lookup: () => T): T {
-  try {
-    return lookup();
-  } catch (error) {
-    if (error instanceof BusError) throw new McpError(ErrorCode.InvalidParams, error.message);
-    throw error;
-  }
 }

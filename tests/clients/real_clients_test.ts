@@ -86,7 +86,7 @@ const NEEDS_FIXTURES = [
 
 /** Routes, and the fixture scenarios each passes anyway (it has resources or prompts of its own). */
 const ROUTES: Record<string, string[]> = {
-  "/mcp": ["resources-list"],
+  "/mcp": ["resources-list", "prompts-list", "completion-complete"],
   "/agents/conformance/mcp/": ["resources-list", "resources-subscribe", "resources-unsubscribe"],
   "/chatbus/mcp": ["resources-list", "prompts-list"],
 };

@@ -2,7 +2,8 @@
  * Topics as resources on the peer profile: listed, read as Markdown,
  * subscribed to across processes (`notifications/resources/updated` when a
  * message arrives from another process), and `list_changed` when a topic is
- * created or closed.
+ * created or closed; and the prompts of the peer and teacher profiles, with
+ * topic names completed.
  *
  * @module
  */
@@ -72,4 +73,58 @@ Deno.test("topics are resources: listed, read, and a subscription hears another 
     ["another"],
   );
   await reader.client.unsubscribeResource({ uri });
+});
+
+Deno.test("prompts: listed, fetched with the topic's messages, and topic names complete", async () => {
+  await using tmp = await tmpDir();
+  const dbPath = `${tmp.path}/bus.sqlite`;
+  await using peer = await startPeer({ dbPath });
+  const topic = await peer.ok("topic_create", { name: "release-1.4" });
+  await peer.ok("topic_create", { name: "refactor" });
+  await peer.ok("topic_create", { name: "docs" });
+  await peer.ok("topic_join", { agent_name: "codex", topic_id: topic.topic_id });
+  await peer.ok("sync", {
+    topic_id: topic.topic_id,
+    outbox: [{ content_markdown: "ship on friday?" }],
+    wait_seconds: 0,
+  });
+  const { prompts } = await peer.client.listPrompts();
+  assert.deepEqual(prompts.map((p) => p.name), ["join", "catch_up", "ask"]);
+  const text = async (name: string, args: Record<string, string>) =>
+    ((await peer.client.getPrompt({ name, arguments: args })).messages[0]!.content as {
+      text: string;
+    }).text;
+  assert.match(
+    await text("join", { topic: "docs", name: "claude" }),
+    /topic_join\(agent_name="claude", name="docs"\)/,
+  );
+  const catchUp = await text("catch_up", { topic: "release-1.4" });
+  assert.match(catchUp, new RegExp(`sync\\(topic_id="${topic.topic_id}"`));
+  assert.match(catchUp, /ship on friday\?/, "the latest messages come along");
+  assert.match(
+    await text("ask", { topic: "docs", question: "Where is the API?" }),
+    /Where is the API\?/,
+  );
+  await assert.rejects(
+    peer.client.getPrompt({ name: "catch_up", arguments: { topic: "nope" } }),
+    /nope/,
+  );
+  await assert.rejects(
+    peer.client.getPrompt({ name: "ask", arguments: { topic: "docs" } }),
+    /question/,
+  );
+  const completed = await peer.client.complete({
+    ref: { type: "ref/prompt", name: "catch_up" },
+    argument: { name: "topic", value: "re" },
+  });
+  assert.deepEqual(completed.completion.values.sort(), ["refactor", "release-1.4"]);
+
+  await using teacher = await startPeer({ dbPath, args: ["--role", "teacher"] });
+  const teacherPrompts = (await teacher.client.listPrompts()).prompts.map((p) => p.name);
+  assert.deepEqual(teacherPrompts, ["answer_queue"]);
+  assert.match(
+    ((await teacher.client.getPrompt({ name: "answer_queue", arguments: { topic: "docs" } }))
+      .messages[0]!.content as { text: string }).text,
+    /teacher_drain/,
+  );
 });
