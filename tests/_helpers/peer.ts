@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
 import { fileURLToPath } from "node:url";
-import denoJson from "../../deno.json" with { type: "json" };
+import { launchFor } from "../../lib/cli/install/launch.ts";
 import { storeLocation } from "./store.ts";
 
 /** Absolute path of `main.ts`. */
@@ -89,22 +89,13 @@ export function inheritedEnv(): Record<string, string> {
 }
 
 /**
- * The command that runs a server on `dbPath` from source: the `serve` task's
- * own flags (V8 tuning, env, read/write on the database directory only),
- * with that directory swapped in.
+ * The command that runs a server on `dbPath` from source: what `agent-bus
+ * install` writes into a client's config (the `serve` task's flags, narrowed
+ * to the database), so the tests start servers exactly as clients do.
  */
 export function serverCommand(dbPath: string): string[] {
-  const file = dbPath !== ":memory:" && !dbPath.includes("://");
-  const dir = file ? dbPath.slice(0, dbPath.lastIndexOf("/")) || "/" : undefined;
-  const args = denoJson.tasks.serve.command.split(/\s+/).slice(1).flatMap((arg) => {
-    if (arg === "main.ts") return [MAIN];
-    if (!arg.includes("$HOME/.agent_bus")) return [arg];
-    if (dir) return [arg.replace("$HOME/.agent_bus", dir)];
-    // No file (memory, or a database URL): keep only the rest of the list.
-    const rest = arg.replace(/\$HOME\/\.agent_bus,?/, "");
-    return rest.endsWith("=") ? [] : [rest];
-  });
-  return [Deno.execPath(), "--quiet", ...args];
+  const launch = launchFor({ execPath: Deno.execPath(), dbPath, args: [], env: {} });
+  return [launch.command, "--quiet", ...launch.args];
 }
 
 /**

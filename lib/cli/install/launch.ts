@@ -49,7 +49,9 @@ export function launchFor(options: LaunchOptions): Launch {
     : options.dbPath.replace(/[\\/][^\\/]*$/, "") || "/";
   const flags = denoJson.tasks.serve.command.split(/\s+/).slice(1).flatMap((arg) => {
     if (arg === "main.ts") return [];
-    if (arg.startsWith("--allow-net=") && url) return [`${arg},${url.hostname}`];
+    if (arg.startsWith("--allow-net=") && url && !arg.split(/[=,]/).includes(url.hostname)) {
+      return [`${arg},${url.hostname}`];
+    }
     if (!arg.includes("$HOME/.agent_bus")) return [arg];
     const rest = arg.replace("lib/store/postgres", WORKER_DIR);
     if (dbDir) return [rest.replace("$HOME/.agent_bus", dbDir)];
