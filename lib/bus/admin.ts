@@ -12,6 +12,7 @@ import { nextWaitEnd, presenceSince } from "../store/cursors.ts";
 import {
   lastMessagePosition,
   lastMessages,
+  latestSeq,
   messagesAfter,
   messagesBefore,
   messagesSince,
@@ -113,6 +114,19 @@ function toSummary(row: TopicRow & TopicActivity): TopicSummary {
 /** A counter that moves whenever a topic is created, closed, renamed or deleted. */
 export function topicListVersion(bus: Bus): number {
   return bus.store.read(() => topicsVersion(bus.store));
+}
+
+/**
+ * The highest seq ever given out in a topic (an index read, whatever the
+ * topic's size).
+ *
+ * @throws {BusError} `TOPIC_NOT_FOUND`
+ */
+export function topicLatestSeq(bus: Bus, topicId: string): number {
+  return bus.store.read(() => {
+    requireTopic(bus.store, topicId);
+    return latestSeq(bus.store, topicId);
+  });
 }
 
 /** One topic with its activity. */

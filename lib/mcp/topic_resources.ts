@@ -23,9 +23,10 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { findTopic, latestMessages, topicSummaries, topicSummary } from "../bus/admin.ts";
+import { findTopic, latestMessages, topicLatestSeq, topicSummaries } from "../bus/admin.ts";
 import { exportMarkdown } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
+import { listTopics, MAX_TOPIC_LIST } from "../bus/topics.ts";
 import { BusError } from "../errors.ts";
 import { known } from "./invalid_params.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
@@ -51,8 +52,8 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
   const controller = new AbortController();
 
   server.setRequestHandler(ListResourcesRequestSchema, () => {
-    const topics = openTopics();
-    listed = signature(topics);
+    const topics = topicSummaries(bus, { status: "open", sort: "activity", limit: LISTED_TOPICS });
+    listed = openTopicsSignature();
     watch();
     return {
       resources: topics.map((t) => ({
@@ -79,7 +80,7 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
   });
   server.setRequestHandler(SubscribeRequestSchema, (request) => {
     const topicId = topicOf(request.params.uri);
-    subscribed.set(topicId, known(() => topicSummary(bus, topicId)).last_seq);
+    subscribed.set(topicId, known(() => topicLatestSeq(bus, topicId)));
     watch();
     return {};
   });
@@ -88,8 +89,12 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
     return {};
   });
 
-  const openTopics = () =>
-    topicSummaries(bus, { status: "open", sort: "activity", limit: LISTED_TOPICS });
+  /** What `list_changed` is about: which open topics there are, under which names (no counts). */
+  const openTopicsSignature = (): string =>
+    JSON.stringify(
+      listTopics(bus, { status: "open", limit: MAX_TOPIC_LIST }).topics
+        .map((t) => [t.topic_id, t.name]),
+    );
   const notify = (method: string, params?: Record<string, unknown>) =>
     server.notification({ method, ...(params ? { params } : {}) } as never).catch((error) =>
       bus.log.debug("A resource notification failed", { error: String(error) })
@@ -105,7 +110,7 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
         for (const [topicId, announced] of subscribed) {
           let latest: number;
           try {
-            latest = topicSummary(bus, topicId).last_seq;
+            latest = topicLatestSeq(bus, topicId);
           } catch (error) {
             if (!(error instanceof BusError) || error.code !== "TOPIC_NOT_FOUND") throw error;
             subscribed.delete(topicId); // deleted: its last update
@@ -117,7 +122,7 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
           }
         }
         if (listed !== undefined) {
-          const now = signature(openTopics());
+          const now = openTopicsSignature();
           if (now !== listed) {
             listed = now;
             await notify("notifications/resources/list_changed");
@@ -129,11 +134,6 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
     })().catch((error) => bus.log.warn("The topic watch stopped", { error: String(error) }));
   };
   return () => controller.abort();
-}
-
-/** What `list_changed` is about: which open topics there are, under which names. */
-function signature(topics: { topic_id: string; name: string }[]): string {
-  return JSON.stringify(topics.map((t) => [t.topic_id, t.name]).sort());
 }
 
 function topicOf(uri: string): string {
