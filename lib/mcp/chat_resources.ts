@@ -26,7 +26,7 @@ import { busConfig } from "../bus/chat/connect.ts";
 import { transcript } from "../bus/chat/read.ts";
 import { threadGet, threadLatestSeq, threadList } from "../bus/chat/threads.ts";
 import type { Bus } from "../bus/mod.ts";
-import { BusError } from "../errors.ts";
+import { known } from "./invalid_params.ts";
 import { promptArguments } from "./prompts.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
 
@@ -112,23 +112,21 @@ export function attachChatResources(server: ProtocolServer, bus: Bus): void {
       throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri.slice(0, 200)}`);
     }
     const [, threadId, part] = match;
-    try {
-      const thread = { ...threadGet(bus, threadId!), latest_seq: threadLatestSeq(bus, threadId!) };
-      if (part === "summary") return text(thread.summary ?? "");
-      if (part === "state") {
-        return json({
-          thread_id: thread.thread_id,
-          topic: thread.topic,
-          status: thread.status,
-          latest_seq: thread.latest_seq,
-          created_at: thread.created_at,
-        });
-      }
-      return text(transcript(bus, thread.thread_id, TRANSCRIPT_MESSAGES));
-    } catch (error) {
-      if (error instanceof BusError) throw new McpError(ErrorCode.InvalidParams, error.message);
-      throw error;
+    const thread = known(() => ({
+      ...threadGet(bus, threadId!),
+      latest_seq: threadLatestSeq(bus, threadId!),
+    }));
+    if (part === "summary") return text(thread.summary ?? "");
+    if (part === "state") {
+      return json({
+        thread_id: thread.thread_id,
+        topic: thread.topic,
+        status: thread.status,
+        latest_seq: thread.latest_seq,
+        created_at: thread.created_at,
+      });
     }
+    return text(transcript(bus, thread.thread_id, TRANSCRIPT_MESSAGES));
   });
   server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }));
   server.setRequestHandler(GetPromptRequestSchema, (request) => {

@@ -25,9 +25,6 @@ const INITIAL_BYTES = 1 << 20;
 /** Largest frame (a request or an answer): 256 MiB. */
 export const MAX_FRAME_BYTES = 256 << 20;
 
-/** Anything JSON can carry, plus bytes. */
-export type Frame = unknown;
-
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -48,7 +45,7 @@ export function slots(buffer: SharedArrayBuffer): Int32Array {
  *
  * @throws {RangeError} when the frame is larger than {@linkcode MAX_FRAME_BYTES}
  */
-export function encodeFrame(buffer: SharedArrayBuffer, frame: Frame): void {
+export function encodeFrame(buffer: SharedArrayBuffer, frame: unknown): void {
   const bytes = encoder.encode(JSON.stringify(frame));
   if (bytes.length > MAX_FRAME_BYTES) {
     throw new RangeError(`A database frame of ${bytes.length} bytes is over the limit`);
@@ -62,7 +59,7 @@ export function encodeFrame(buffer: SharedArrayBuffer, frame: Frame): void {
 }
 
 /** Read the frame in `buffer`. */
-export function decodeFrame(buffer: SharedArrayBuffer): Frame {
+export function decodeFrame(buffer: SharedArrayBuffer): unknown {
   const length = Atomics.load(slots(buffer), LENGTH);
   // TextDecoder does not read shared memory: copy out first.
   return JSON.parse(decoder.decode(new Uint8Array(buffer, HEADER_BYTES, length).slice()));
