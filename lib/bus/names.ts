@@ -126,6 +126,7 @@ export async function joinTopic(bus: Bus, session: Session, args: JoinArgs): Pro
         },
       );
     }
+    session.record?.joined(bus.store, topic.topic_id, agentName);
     return {
       ...toTopic(topic),
       agent_name: agentName,

@@ -25,6 +25,7 @@ import {
   questionIdTaken,
   type QuestionRow,
 } from "../store/questions.ts";
+import type { SessionRecord } from "./attendance.ts";
 import { newId } from "./ids.ts";
 import { type Bus, write } from "./mod.ts";
 import { requireTopic } from "./topics.ts";
@@ -91,7 +92,7 @@ export interface QuestionState<S extends string = QuestionRow["status"]> {
 export async function ask(
   bus: Bus,
   args: { topicId: string; question: string; askedBy: string; waitSeconds: number },
-  options: WaitOptions = {},
+  options: WaitOptions & { record?: SessionRecord | undefined } = {},
 ): Promise<{ state: QuestionState<AskStatus>; warnings: Warning[] }> {
   if (args.question.trim() === "") throw invalidArgument("question must not be blank");
   const { maxQuestionChars } = bus.config.qa;
@@ -119,6 +120,7 @@ export async function ask(
       question_text: args.question,
       asked_at: bus.now(),
     });
+    options.record?.asked(bus.store, id);
     return id;
   });
   if (waitSeconds === 0) {

@@ -10,6 +10,7 @@
  */
 
 import { BusError } from "../errors.ts";
+import type { SessionRecord } from "./attendance.ts";
 
 /** The name a session uses in one topic. */
 export interface Identity {
@@ -45,8 +46,12 @@ export class Session {
   /** The mail identity this session is bound to (mailbox and peer-bus servers), if any. */
   readonly agent: string | undefined;
 
-  constructor(options: { agent?: string | undefined } = {}) {
+  /** This session's entry in the register the hooks read (stdio servers only). */
+  readonly record: SessionRecord | undefined;
+
+  constructor(options: { agent?: string | undefined; record?: SessionRecord | undefined } = {}) {
     this.agent = options.agent;
+    this.record = options.record;
   }
 
   /** The identity held in this topic, if any. */

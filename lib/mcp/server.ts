@@ -28,6 +28,7 @@ import { attachPrompts, PROMPT_CAPABILITIES } from "./prompts.ts";
 import { attachTopicResources, TOPIC_CAPABILITIES } from "./topic_resources.ts";
 import { profile, type ProfileName } from "./profiles.ts";
 import { ProtocolServer } from "./protocol_server.ts";
+import type { SessionRecord } from "../bus/attendance.ts";
 import { createToolRunner } from "./tool_runner.ts";
 
 /**
@@ -58,6 +59,8 @@ export interface ServerOptions {
   noDrain?: boolean | undefined;
   /** How a mailbox or peer-bus server announces new mail (default `resources`). */
   push?: PushMode | undefined;
+  /** The session's entry in the register the hooks read (stdio servers). */
+  record?: SessionRecord | undefined;
 }
 
 /** A server and how to shut it down. */

@@ -8,6 +8,7 @@
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Bus } from "../bus/mod.ts";
+import type { SessionRecord } from "../bus/attendance.ts";
 import { Session } from "../bus/session.ts";
 import { BusError } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
@@ -32,19 +33,24 @@ export interface ToolRunner {
 /**
  * Bind a profile's tools to a new session.
  *
- * @param options `agent` is the session's mail identity; `noDrain` hides `bus.drain`
+ * @param options `agent` is the session's mail identity; `noDrain` hides `bus.drain`; `record`
+ *   is the session's entry in the register the hooks read
  */
 export function createToolRunner(
   profileName: ProfileName,
   deps: { bus: Bus; search: SearchEngine },
-  options: { agent?: string | undefined; noDrain?: boolean | undefined } = {},
+  options: {
+    agent?: string | undefined;
+    noDrain?: boolean | undefined;
+    record?: SessionRecord | undefined;
+  } = {},
 ): ToolRunner {
   const { bus, search } = deps;
   const tools = profile(profileName, { noDrain: options.noDrain }).tools.map((t) =>
     t.bind(bus.config)
   );
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const session = new Session({ agent: options.agent });
+  const session = new Session({ agent: options.agent, record: options.record });
   return {
     tools,
     session,

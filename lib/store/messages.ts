@@ -157,6 +157,14 @@ export function messagesAfter(store: Store, query: AfterQuery): MessageRow[] {
   ).all(query.topicId, query.afterSeq, query.excludeSender, query.limit) as unknown as MessageRow[];
 }
 
+/** How many messages {@linkcode messagesAfter} would return, counting at most `limit`. */
+export function countMessagesAfter(store: Store, query: AfterQuery & { excludeSender: string }) {
+  return (store.stmt(
+    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM messages
+       WHERE topic_id = ? AND seq > ? AND sender <> ? LIMIT ?) AS unread`,
+  ).get(query.topicId, query.afterSeq, query.excludeSender, query.limit) as { n: number }).n;
+}
+
 /** True when {@linkcode messagesAfter} would return at least one row. */
 export function hasMessagesAfter(store: Store, query: Omit<AfterQuery, "limit">): boolean {
   if (query.excludeSender === null) {

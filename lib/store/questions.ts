@@ -60,6 +60,13 @@ export function pendingQuestions(
   ).all(topicId, limit) as unknown as QuestionRow[];
 }
 
+/** Pending questions on any topic, oldest first. */
+export function pendingQuestionsAnywhere(store: Store, limit: number): QuestionRow[] {
+  return store.stmt(
+    "SELECT * FROM questions WHERE status = 'pending' ORDER BY asked_at, rowid LIMIT ?",
+  ).all(limit) as unknown as QuestionRow[];
+}
+
 /** Answer a question if it is still pending in this topic; false when it was not. */
 export function answerQuestion(
   store: Store,

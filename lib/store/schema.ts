@@ -404,6 +404,44 @@ CREATE TRIGGER IF NOT EXISTS bus_chat_after_message_delete AFTER DELETE ON messa
 END;
 `,
   },
+  {
+    version: 9,
+    description: "who each MCP session is, for the clients' hooks (issue 17)",
+    // A stdio server records itself at start and deletes its rows when it ends; the hooks,
+    // separate processes of the same client, find their session by process ancestry and cwd.
+    // `bus_hook_state` keeps what a client session's stop hook last reported (loop safety).
+    sql: `
+CREATE TABLE IF NOT EXISTS bus_sessions (
+  session_id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  server_pid INTEGER NOT NULL,
+  client_pid INTEGER NOT NULL,
+  cwd TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  agent TEXT NULL,
+  started_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bus_sessions_host ON bus_sessions (host, client_pid);
+CREATE TABLE IF NOT EXISTS bus_session_topics (
+  session_id TEXT NOT NULL,
+  topic_id TEXT NOT NULL,
+  agent_name TEXT NOT NULL,
+  PRIMARY KEY (session_id, topic_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bus_session_questions (
+  session_id TEXT NOT NULL,
+  question_id TEXT NOT NULL,
+  PRIMARY KEY (session_id, question_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS bus_questions_pending ON questions (status, asked_at);
+CREATE TABLE IF NOT EXISTS bus_hook_state (
+  hook_session TEXT PRIMARY KEY,
+  blocks INTEGER NOT NULL,
+  reported TEXT NOT NULL,
+  updated_at REAL NOT NULL
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

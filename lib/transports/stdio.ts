@@ -9,6 +9,7 @@
  * @module
  */
 
+import { SessionRecord } from "../bus/attendance.ts";
 import { PeerRegistration } from "../bus/mail.ts";
 import type { ConfigWarning, ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
@@ -39,7 +40,12 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   const registration = options.profile === "peerbus" && options.agent
     ? new PeerRegistration(bus, options.agent, config.peerLeaseSeconds)
     : undefined;
-  const created = createServer(options.profile, { bus, search }, options);
+  // Chatbus agents are woken by msg_wait, and have their own identities; the other profiles
+  // record the session for the clients' hooks.
+  const record = options.profile === "chatbus"
+    ? undefined
+    : await SessionRecord.open(bus, { profile: options.profile, agent: options.agent });
+  const created = createServer(options.profile, { bus, search }, { ...options, record });
   const transport = new StdioTransport({ maxLineBytes: maxMessageBytes(config) });
 
   const { promise: closed, resolve } = Promise.withResolvers<void>();
@@ -50,6 +56,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     bus.changes.close(); // release waiting calls before the server closes
     await created.close().catch(() => {});
     await registration?.stop();
+    await record?.close();
     await runtime.close();
     resolve();
   };

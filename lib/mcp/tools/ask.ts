@@ -35,17 +35,21 @@ export const askTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   usesDb: true,
   warningsInText: false,
-  async run(args, { bus, session, signal, progress }) {
+  async run(args, { bus, session, signal, progress, log }) {
     const { state, warnings } = await ask(bus, {
       topicId: args.topic_id,
       question: args.question,
       askedBy: session.agent ?? "student",
       waitSeconds: args.wait_seconds,
     }, {
+      record: session.record,
       signal,
       onWaitProgress: (elapsed, total) =>
         progress(elapsed, total, `waiting for the answer (${elapsed}s of ${total}s)`),
     });
+    if (state.status === "answered" || state.status === "cancelled") {
+      await session.record?.seen(state.question_id, log);
+    }
     const waited = Math.min(args.wait_seconds, bus.config.maxWaitSeconds);
     return { ...questionStateOutput(state, { waitedSeconds: waited }), warnings };
   },

@@ -25,9 +25,10 @@ export const askPollTool = defineTool({
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   usesDb: true,
   warningsInText: false,
-  run(args, { bus }) {
-    return questionStateOutput(
-      pollQuestion(bus, { topicId: args.topic_id, questionId: args.question_id }),
-    );
+  async run(args, { bus, session, log }) {
+    const state = pollQuestion(bus, { topicId: args.topic_id, questionId: args.question_id });
+    // The outcome is now in front of the agent: the hooks stop reporting it.
+    if (state.status !== "pending") await session.record?.seen(state.question_id, log);
+    return questionStateOutput(state);
   },
 });

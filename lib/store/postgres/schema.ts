@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL schema: the same tables and columns as the SQLite one
- * (`../schema.ts`, all eight of its migrations), in PostgreSQL's types, and
+ * (`../schema.ts`, all nine of its migrations), in PostgreSQL's types, and
  * its numbered migrations, recorded in `bus_schema_migrations`.
  *
  * Differences, each for a reason:
@@ -307,6 +307,41 @@ END $$;
 CREATE TRIGGER bus_after_message_edit AFTER UPDATE OF content_markdown ON messages
   FOR EACH ROW WHEN (OLD.content_markdown IS DISTINCT FROM NEW.content_markdown)
   EXECUTE FUNCTION bus_after_message_edit();
+`,
+  },
+  {
+    version: 2,
+    description: "who each MCP session is, for the clients' hooks (SQLite migration 9)",
+    sql: `
+CREATE TABLE bus_sessions (
+  session_id ${T} PRIMARY KEY,
+  host ${T} NOT NULL,
+  server_pid bigint NOT NULL,
+  client_pid bigint NOT NULL,
+  cwd ${T} NOT NULL,
+  profile ${T} NOT NULL,
+  agent ${T} NULL,
+  started_at double precision NOT NULL
+);
+CREATE INDEX bus_sessions_host ON bus_sessions (host, client_pid);
+CREATE TABLE bus_session_topics (
+  session_id ${T} NOT NULL,
+  topic_id ${T} NOT NULL,
+  agent_name ${T} NOT NULL,
+  PRIMARY KEY (session_id, topic_id)
+);
+CREATE TABLE bus_session_questions (
+  session_id ${T} NOT NULL,
+  question_id ${T} NOT NULL,
+  PRIMARY KEY (session_id, question_id)
+);
+CREATE INDEX bus_questions_pending ON questions (status, asked_at);
+CREATE TABLE bus_hook_state (
+  hook_session ${T} PRIMARY KEY,
+  blocks bigint NOT NULL,
+  reported ${T} NOT NULL,
+  updated_at double precision NOT NULL
+);
 `,
   },
 ];

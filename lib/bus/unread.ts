@@ -1,0 +1,261 @@
+/**
+ * What is waiting for one agent session, as its hooks report it: new
+ * messages on the topics it joined (after its cursor, not its own), mail
+ * for its peer-bus name, settled answers to the questions it asked, and, for
+ * a teacher, questions waiting for an answer. Each item carries a few first
+ * lines and a marker (what a hook remembers having reported).
+ *
+ * Which recorded session is "this agent" is decided here too
+ * ({@linkcode matchSessions}): the record whose client process is the
+ * nearest ancestor of the hook's process, else the records made in the
+ * hook's working directory.
+ *
+ * One read transaction; every count is bounded.
+ *
+ * @module
+ */
+
+import { getCursor } from "../store/cursors.ts";
+import { peekMail, unreadCount } from "../store/mail.ts";
+import { countMessagesAfter, latestSeq, messagesAfter } from "../store/messages.ts";
+import { pendingQuestionsAnywhere } from "../store/questions.ts";
+import {
+  deleteSession,
+  getHookState,
+  putHookState,
+  type SessionRow,
+  sessionsOnHost,
+  sessionTopics,
+  settledSessionQuestions,
+} from "../store/sessions.ts";
+import { getTopic } from "../store/topics.ts";
+import { type Bus, write } from "./mod.ts";
+
+/** Unread messages counted per topic, at most. */
+export const MAX_COUNTED = 999;
+/** Messages (or mails, or questions) quoted per item. */
+export const QUOTED = 3;
+/** Characters of a message quoted. */
+const EXCERPT_CHARS = 160;
+
+/** A quoted message: who wrote it and its first lines. */
+export interface Excerpt {
+  from: string;
+  text: string;
+}
+
+/** One thing waiting for the agent. */
+export type UnreadItem =
+  | {
+    kind: "topic";
+    topicId: string;
+    topicName: string;
+    agentName: string;
+    /** Unread messages, at most {@linkcode MAX_COUNTED} counted. */
+    count: number;
+    first: Excerpt[];
+    marker: string;
+  }
+  | { kind: "mail"; agent: string; count: number; first: Excerpt[]; marker: string }
+  | {
+    kind: "answer";
+    topicId: string;
+    questionId: string;
+    status: string;
+    by: string | null;
+    marker: string;
+  }
+  | {
+    kind: "queue";
+    count: number;
+    first: (Excerpt & { topicId: string; questionId: string })[];
+    marker: string;
+  };
+
+/** The hook's own place, to match against the register. */
+export interface HookPlace {
+  host: string;
+  /** The hook's ancestors, nearest first (its parent first); undefined when unknown. */
+  ancestors: number[] | undefined;
+  /** Pids alive now; undefined when unknown. */
+  alive: Set<number> | undefined;
+  /** The working directories the client reported (its `cwd`, its project dir). */
+  cwds: string[];
+}
+
+/**
+ * The recorded sessions that are this hook's: those whose client is the
+ * nearest of the hook's ancestors (a client with two agent-bus servers has
+ * two), else those started in one of `place.cwds`. Records of servers that
+ * are no longer running are returned apart, to be removed.
+ *
+ * The process tree costs a `ps` run, so it is read only when the working
+ * directory does not settle it: no record there, or records of more than
+ * one client.
+ */
+export async function matchSessions(
+  bus: Bus,
+  hook: Omit<HookPlace, "ancestors" | "alive">,
+  readTree: () => Promise<Pick<HookPlace, "ancestors" | "alive"> | undefined>,
+): Promise<{ mine: SessionRow[]; dead: SessionRow[] }> {
+  const rows = bus.store.read(() => sessionsOnHost(bus.store, hook.host));
+  const here = rows.filter((row) => row.cwd !== "" && hook.cwds.includes(row.cwd));
+  if (here.length > 0 && here.every((row) => row.client_pid === here[0]!.client_pid)) {
+    return { mine: here, dead: [] };
+  }
+  const place: HookPlace = { ...hook, ancestors: undefined, alive: undefined, ...await readTree() };
+  const dead = place.alive ? rows.filter((row) => !place.alive!.has(row.server_pid)) : [];
+  const live = rows.filter((row) => !dead.includes(row));
+  if (place.ancestors) {
+    let nearest = Infinity;
+    for (const row of live) {
+      const depth = place.ancestors.indexOf(row.client_pid);
+      if (depth >= 0 && depth < nearest) nearest = depth;
+    }
+    if (nearest !== Infinity) {
+      return { mine: live.filter((row) => row.client_pid === place.ancestors![nearest]), dead };
+    }
+  }
+  return { mine: live.filter((row) => row.cwd !== "" && place.cwds.includes(row.cwd)), dead };
+}
+
+/** Remove the records of servers that died without removing them. */
+export async function forgetSessions(bus: Bus, rows: SessionRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await write(bus, () => {
+    for (const row of rows) deleteSession(bus.store, row.session_id);
+  });
+}
+
+/** The first lines of a body, on one line, cut to {@linkcode EXCERPT_CHARS}. */
+export function excerpt(body: string): string {
+  const lines = body.slice(0, EXCERPT_CHARS * 2).split("\n").map((line) => line.trim())
+    .filter((line) => line !== "");
+  const text = lines.slice(0, 2).join(" / ");
+  return text.length > EXCERPT_CHARS || body.length > EXCERPT_CHARS * 2 || lines.length > 2
+    ? `${text.slice(0, EXCERPT_CHARS)}…`
+    : text;
+}
+
+/** Everything waiting for `sessions`, in one read. */
+export function unreadFor(bus: Bus, sessions: SessionRow[]): UnreadItem[] {
+  const { store } = bus;
+  return store.read(() => {
+    const items: UnreadItem[] = [];
+    const seenTopics = new Set<string>();
+    for (const session of sessions) {
+      for (const held of sessionTopics(store, session.session_id)) {
+        const key = `${held.topic_id}\u0000${held.agent_name}`;
+        if (seenTopics.has(key)) continue;
+        seenTopics.add(key);
+        const topic = getTopic(store, held.topic_id);
+        if (!topic) continue;
+        const after = getCursor(store, { topicId: topic.topic_id, agentName: held.agent_name })
+          ?.last_seq ?? 0;
+        const query = {
+          topicId: topic.topic_id,
+          afterSeq: after,
+          excludeSender: held.agent_name,
+          limit: MAX_COUNTED,
+        };
+        const count = countMessagesAfter(store, query);
+        if (count === 0) continue;
+        items.push({
+          kind: "topic",
+          topicId: topic.topic_id,
+          topicName: topic.name,
+          agentName: held.agent_name,
+          count,
+          first: messagesAfter(store, { ...query, limit: QUOTED }).map((m) => ({
+            from: m.sender,
+            text: excerpt(m.content_markdown),
+          })),
+          marker: `t:${topic.topic_id}:${held.agent_name}:${latestSeq(store, topic.topic_id)}`,
+        });
+      }
+      if (session.profile === "peerbus" && session.agent) {
+        const count = unreadCount(store, session.agent);
+        if (count > 0) {
+          const first = peekMail(store, { agent: session.agent, limit: QUOTED });
+          items.push({
+            kind: "mail",
+            agent: session.agent,
+            count,
+            first: first.map((m) => ({ from: m.from_agent, text: excerpt(m.content) })),
+            marker: `m:${session.agent}:${count}:${first[0]?.id ?? ""}`,
+          });
+        }
+      }
+      for (const q of settledSessionQuestions(store, session.session_id)) {
+        items.push({
+          kind: "answer",
+          topicId: q.topic_id,
+          questionId: q.question_id,
+          status: q.status,
+          by: q.answered_by,
+          marker: `a:${q.question_id}`,
+        });
+      }
+      if (session.profile === "teacher" && !items.some((item) => item.kind === "queue")) {
+        const pending = pendingQuestionsAnywhere(store, MAX_COUNTED);
+        if (pending.length > 0) {
+          items.push({
+            kind: "queue",
+            count: pending.length,
+            first: pending.slice(0, QUOTED).map((q) => ({
+              from: q.asked_by,
+              text: excerpt(q.question_text),
+              topicId: q.topic_id,
+              questionId: q.question_id,
+            })),
+            marker: `q:${pending.length}:${pending.at(-1)!.question_id}`,
+          });
+        }
+      }
+    }
+    return items;
+  });
+}
+
+/** What a client session's stop hook remembers between runs. */
+export interface HookMemory {
+  /** Stops blocked in a row. */
+  blocks: number;
+  /** Markers of the items last reported. */
+  reported: string[];
+}
+
+/** How long a client session's hook memory is kept after its last use. */
+const HOOK_MEMORY_SECONDS = 7 * 86_400;
+
+/** The stop hook's memory for a client session (empty when it has none). */
+export function hookMemory(bus: Bus, hookSession: string): HookMemory {
+  const row = bus.store.read(() => getHookState(bus.store, hookSession));
+  if (!row) return { blocks: 0, reported: [] };
+  let reported: unknown;
+  try {
+    reported = JSON.parse(row.reported);
+  } catch {
+    reported = [];
+  }
+  return {
+    blocks: row.blocks,
+    reported: Array.isArray(reported) ? reported.filter((m) => typeof m === "string") : [],
+  };
+}
+
+/** Save the stop hook's memory for a client session (and drop memories unused for a week). */
+export async function rememberHook(
+  bus: Bus,
+  hookSession: string,
+  memory: HookMemory,
+): Promise<void> {
+  const now = bus.now();
+  await write(bus, () =>
+    putHookState(bus.store, {
+      hook_session: hookSession,
+      blocks: memory.blocks,
+      reported: JSON.stringify(memory.reported),
+      updated_at: now,
+    }, now - HOOK_MEMORY_SECONDS));
+}
