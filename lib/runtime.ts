@@ -15,7 +15,8 @@
  */
 
 import type { ChangeFeedOptions } from "./bus/changes.ts";
-import { type Bus, type Clock, createBus } from "./bus/mod.ts";
+import type { Bus, Clock } from "./bus/mod.ts";
+import { closeBusRuntime, openBusRuntime } from "./bus_runtime.ts";
 import type { ResolvedConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { SearchEngine } from "./search/mod.ts";
@@ -62,16 +63,16 @@ export interface RuntimeOptions {
  */
 export function openRuntime(config: ResolvedConfig, options: RuntimeOptions): Runtime {
   const { log } = options;
-  const store = openStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs, log });
-  const bus = createBus({ store, config, log, now: options.now, changes: options.changes });
+  const opened = openBusRuntime(config, options);
+  const { store, bus } = opened;
   const search = new SearchEngine({ store, config, log, fetch: options.fetch });
   if (options.indexing) search.start();
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      bus.changes.close();
+      bus.changes.close(); // release waiters before the indexer stops
       await search.close();
-      store.close();
+      closeBusRuntime(opened);
     })();
     return closing;
   };

@@ -12,7 +12,8 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /**
  * What each layer may import, besides itself. "base" is lib/*.ts and
  * deno.json; "runtime" is lib/runtime.ts, where a process opens its store,
- * bus and search engine: above it, nothing reaches lib/store but through it.
+ * bus and search engine (lib/bus_runtime.ts, the bus alone, for the hooks): above them,
+ * nothing reaches lib/store but through them.
  */
 const ALLOWED: Record<string, string[]> = {
   base: [],
@@ -30,7 +31,7 @@ function layerOf(path: string): string | undefined {
   if (!path.startsWith(ROOT)) return undefined;
   const rel = path.slice(ROOT.length);
   if (rel === "deno.json") return "base";
-  if (rel === "lib/runtime.ts") return "runtime";
+  if (rel === "lib/runtime.ts" || rel === "lib/bus_runtime.ts") return "runtime";
   const match = /^lib\/(?:([^/]+)\/)?[^/]+$/.exec(rel) ?? /^lib\/([^/]+)\//.exec(rel);
   if (!match) return undefined;
   return match[1] ?? "base";

@@ -307,6 +307,8 @@ export class ChangeFeed {
   }
 
   #stopTimer(): void {
+    // Only with a timer: the first clearTimeout of a process loads Deno's timers (~7 ms).
+    if (this.#timer === undefined) return;
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }

@@ -27,6 +27,7 @@ import { topicsCommand } from "./commands/topics.ts";
 import { watchCommand } from "./commands/watch.ts";
 import { type CliIo, createPrinter, PROCESS_IO, ReaderGone } from "./format.ts";
 import { ConfigSyntaxError } from "./install/config_edit.ts";
+import { main as runHookMain } from "./hook/mod.ts";
 
 /** Every command, in the order the help lists them. */
 const COMMANDS: Record<string, Command> = {
@@ -57,6 +58,7 @@ ${
     Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(11)}${command.summary}`)
       .join("\n")
   }
+  hook       Run by a client as a hook: tells the agent what is unread (see install --hooks)
 
 ${SERVE_OPTIONS}
 
@@ -83,6 +85,8 @@ export async function main(
   env: Record<string, string | undefined>,
   options: { io?: CliIo; cwd?: string } = {},
 ): Promise<number> {
+  // A hook speaks its client's protocol on stdin/stdout, not the CLI's.
+  if (args[0] === "hook" && !options.io) return await runHookMain(args.slice(1), env);
   const cwd = options.cwd ?? Deno.cwd();
   const { config, warnings } = loadConfig(env, { cwd });
   const io = options.io ?? PROCESS_IO;
