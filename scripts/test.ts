@@ -25,7 +25,7 @@ const ON_BOTH_STORES = [
   "tests/search",
 ];
 /** Files there that touch no store: clients' config files. */
-const STORE_FREE = new Set(["tests/cli/install_test.ts"]);
+const STORE_FREE = new Set(["tests/cli/install_test.ts", "tests/cli/install_hooks_test.ts"]);
 
 /** The test files of the PostgreSQL run. */
 async function postgresFiles(): Promise<string[]> {

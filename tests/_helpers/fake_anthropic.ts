@@ -23,7 +23,11 @@ type Block =
  */
 export function startFakeAnthropic(
   script: readonly ScriptedCall[],
-  options: { finalText?: string } = {},
+  options: {
+    finalText?: string;
+    /** Awaited before each text answer to the agent's own requests (those offering tools). */
+    beforeText?: () => Promise<void>;
+  } = {},
 ): FakeModel {
   let count = 0;
   return serveFakeModel(async (req, state) => {
@@ -36,6 +40,7 @@ export function startFakeAnthropic(
       messages?: { role: string; content: unknown }[];
     };
     state.requests.push(body);
+    state.requestTimes.push(performance.now());
     const seen = new Set(state.results.map((r) => r.toolUseId));
     for (const message of body.messages ?? []) {
       if (!Array.isArray(message.content)) continue;
@@ -53,6 +58,7 @@ export function startFakeAnthropic(
     const offersTools = script.length > 0 &&
       (body.tools ?? []).some((tool) => tool.name === script[0]!.name);
     const next = offersTools ? nextCall(script, state, "toolu") : undefined;
+    if (!next && offersTools) await options.beforeText?.();
     const block: Block = next
       ? { type: "tool_use", id: next.id, name: next.call.name, input: next.call.input }
       : { type: "text", text: options.finalText ?? "done" };

@@ -11,14 +11,19 @@
 import { type FakeModel, nextCall, type ScriptedCall, serveFakeModel } from "./fake_model.ts";
 
 /** Serve a scripted model for Gemini CLI. */
-export function startFakeGemini(script: readonly ScriptedCall[]): FakeModel {
+export function startFakeGemini(
+  script: readonly ScriptedCall[],
+  options: { beforeText?: () => Promise<void> } = {},
+): FakeModel {
   return serveFakeModel(async (req, state) => {
     const url = new URL(req.url);
     if (req.method !== "POST") return Response.json({});
     const body = JSON.parse(await req.text()) as {
       contents?: { parts?: Record<string, unknown>[] }[];
+      tools?: { functionDeclarations?: { name: string }[] }[];
     };
     state.requests.push(body);
+    state.requestTimes.push(performance.now());
     const seen = new Set(state.results.map((r) => r.toolUseId));
     for (const content of body.contents ?? []) {
       for (const part of content.parts ?? []) {
@@ -38,7 +43,14 @@ export function startFakeGemini(script: readonly ScriptedCall[]): FakeModel {
       }
     }
     // Results come back under Gemini CLI's own ids; calls are matched to them by order.
-    const next = nextCall(script, state, "call");
+    // Only the agent's own turns (those offering the tools) get calls; side requests (routing,
+    // next-speaker checks) get text.
+    const offersTools = script.length > 0 &&
+      (body.tools ?? []).some((tool) =>
+        (tool.functionDeclarations ?? []).some((f) => f.name === script[0]!.name)
+      );
+    const next = offersTools ? nextCall(script, state, "call") : undefined;
+    if (!next && offersTools) await options.beforeText?.();
     const part = next
       ? { functionCall: { name: next.call.name, args: next.call.input } }
       : { text: "done" };

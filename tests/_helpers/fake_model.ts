@@ -33,16 +33,18 @@ export interface FakeModel extends AsyncDisposable {
   calledAt: Map<string, number>;
   /** Every request body received. */
   requests: Record<string, unknown>[];
+  /** `performance.now()` when each of `requests` arrived. */
+  requestTimes: number[];
 }
 
 /** The recorded state a fake's handler reads and adds to. */
-export type FakeState = Pick<FakeModel, "results" | "calledAt" | "requests">;
+export type FakeState = Pick<FakeModel, "results" | "calledAt" | "requests" | "requestTimes">;
 
 /** Serve `handle` on a free loopback port, with fresh recorded state. */
 export function serveFakeModel(
   handle: (request: Request, state: FakeState) => Promise<Response>,
 ): FakeModel {
-  const state: FakeState = { results: [], calledAt: new Map(), requests: [] };
+  const state: FakeState = { results: [], calledAt: new Map(), requests: [], requestTimes: [] };
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     (request) => handle(request, state),

@@ -16,9 +16,11 @@ export async function run(
   command: string,
   args: string[],
   env: Record<string, string> = {},
+  options: { cwd?: string } = {},
 ): Promise<RunResult> {
   const output = await new Deno.Command(command, {
     args,
+    cwd: options.cwd,
     env: { NO_COLOR: "1", ...env },
     stdin: "null",
     stdout: "piped",

@@ -26,9 +26,22 @@ import {
   type Places,
   type Scope,
 } from "../install/clients.ts";
-import { editJson, editToml } from "../install/config_edit.ts";
-import { launchFor } from "../install/launch.ts";
+import { type Edited, editJson, editToml, updateJson } from "../install/config_edit.ts";
+import {
+  claudeTrustEdit,
+  dropIfEmpty,
+  hookClient,
+  hookEdits,
+  hooksPath,
+  type JsonEdit,
+} from "../install/hooks.ts";
+import { hookCommand, launchFor, prepareDenoCache, runsFromSource } from "../install/launch.ts";
+import { MAX_WAIT_SECONDS } from "../hook/mod.ts";
+import { kindOf, PROTOCOLS } from "../hook/protocols.ts";
 import { cleanMailAgent } from "../../bus/mail.ts";
+
+/** Seconds a client lets a hook run beyond its on-call wait. */
+const HOOK_TIMEOUT_MARGIN_SECONDS = 30;
 
 const PROFILES = ["peer", "peerbus", "teacher", "student", "chatbus"] as const;
 type InstallProfile = typeof PROFILES[number];
@@ -38,6 +51,12 @@ const OPTIONS_HELP = `  --scope user|project   The user's config (default) or th
                          chatbus (AgentChatBus's tools: threads, msg_post, msg_wait, ...)
   --agent NAME           The peer name (peerbus, required) or who asks/answers (teacher, student)
   --name NAME            The server's name in the client (default agent-bus, or agent-bus-PROFILE)
+  --hooks                Also add hooks that tell the agent about unread messages (claude-code,
+                         codex, gemini): a stop is held while something new is unread.
+                         Installing again without it removes them
+  --wait SECONDS         With --hooks: on call, a stop waits this long for a message first
+  --trust                Pre-approve this server's tools (and only them) in the client, for
+                         unattended runs (claude -p, gemini -p, codex exec)
   --dry-run              Show what would change; write nothing
   --json                 Print the result as JSON`;
 
@@ -50,7 +69,8 @@ ${OPTIONS_HELP}`;
 
 const UNINSTALL_USAGE = `Usage: agent-bus uninstall <${CLIENT_IDS.join("|")}> [options]
 
-Remove this server from a client's MCP config (the file is backed up first).
+Remove this server from a client's MCP config, with the hooks and the pre-approval install wrote
+(each file is backed up first).
 
 ${OPTIONS_HELP}`;
 
@@ -77,6 +97,7 @@ interface Plan {
   name: string;
   dryRun: boolean;
   json: boolean;
+  places: Places;
 }
 
 /** The options of `install` and `uninstall`. */
@@ -85,6 +106,9 @@ const OPTIONS = {
   profile: { type: "string" },
   agent: { type: "string" },
   name: { type: "string" },
+  hooks: { type: "boolean" },
+  wait: { type: "string" },
+  trust: { type: "boolean" },
   "dry-run": { type: "boolean" },
   json: { type: "boolean" },
 } as const;
@@ -99,15 +123,31 @@ function plan({ values, positionals }: ParsedCommand<typeof OPTIONS>, ctx: CliCo
   const profile = choiceOption(values.profile, "profile", PROFILES, "peer");
   const client = CLIENTS[id];
   const name = values.name ?? defaultServerName(profile);
+  const places = placesOf(ctx);
   const target: Plan = {
     client,
     scope,
-    path: client.path(scope, placesOf(ctx)),
+    path: client.path(scope, places),
     name,
     dryRun: values["dry-run"] ?? false,
     json: values.json ?? false,
+    places,
   };
-  return { target, profile, agent: values.agent };
+  const hooks = values.hooks ?? false;
+  if ((hooks || values.trust) && !hookClient(id)) {
+    throw new UsageError(
+      `${client.title} has no ${
+        hooks ? "hooks that can hold a stop" : "per-server pre-approval"
+      } ` +
+        "this command can write; --hooks and --trust work for claude-code, codex and gemini",
+    );
+  }
+  if (values.wait !== undefined && !hooks) throw new UsageError("--wait goes with --hooks");
+  const wait = values.wait === undefined ? 0 : Number(values.wait);
+  if (!Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_SECONDS) {
+    throw new UsageError(`--wait must be a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}`);
+  }
+  return { target, profile, agent: values.agent, hooks, wait, trust: values.trust ?? false };
 }
 
 function profileArgs(profile: InstallProfile, agent: string | undefined): string[] {
@@ -162,22 +202,91 @@ async function writeWithBackup(
   return backup;
 }
 
+/** The edits of one file: applied in turn to its text, written once. */
+interface FileChange {
+  path: string;
+  edits: ((text: string) => Edited)[];
+}
+
+/** A file's outcome. */
+interface FileResult {
+  path: string;
+  changed: boolean;
+  backup: string | undefined;
+}
+
+/** Apply the edits of each file (backed up first), or only compute them on a dry run. */
+async function applyFiles(changes: FileChange[], dryRun: boolean): Promise<FileResult[]> {
+  const byPath = new Map<string, FileChange["edits"]>();
+  for (const change of changes) {
+    byPath.set(change.path, [...(byPath.get(change.path) ?? []), ...change.edits]);
+  }
+  const results: FileResult[] = [];
+  for (const [path, edits] of byPath) {
+    const before = await readText(path);
+    let text = before ?? "";
+    let changed = false;
+    for (const edit of edits) {
+      const edited = edit(text);
+      text = edited.text;
+      changed ||= edited.changed;
+    }
+    const backup = changed && !dryRun
+      ? await writeWithBackup(path, text, before !== undefined)
+      : undefined;
+    results.push({ path, changed, backup });
+  }
+  return results;
+}
+
+/** The edits around the MCP entry: hooks and pre-approval, added or (undefined) removed. */
+interface Extras {
+  /** The hook command for an event, or undefined to remove our hooks. */
+  hookCommand: ((event: string) => string) | undefined;
+  hookTimeout: number;
+  trust: boolean;
+}
+
+function extraChanges(target: Plan, extras: Extras): FileChange[] {
+  const client = hookClient(target.client.id);
+  if (!client) return [];
+  const path = hooksPath(client, target.scope, target.places);
+  // The hooks and the pre-approval are what the flags say: installing without --hooks (or
+  // uninstalling) removes ours, and nobody else's.
+  const edits: JsonEdit[] = hookEdits(client, path, extras.hookCommand, extras.hookTimeout);
+  if (client === "claude-code") edits.push(claudeTrustEdit(path, target.name, extras.trust));
+  edits.push(dropIfEmpty(path, ["hooks"]), dropIfEmpty(path, ["permissions"]));
+  return [{
+    path,
+    edits: edits.map((e) => (text: string) => updateJson(e.path, text, e.keyPath, e.update)),
+  }];
+}
+
 async function apply(
   ctx: CliContext,
   target: Plan,
   entry: Record<string, unknown> | undefined,
+  extras: Extras,
 ): Promise<number> {
   const { client, path, name } = target;
-  const before = await readText(path);
   const keys = { serversKey: client.serversKey, name };
-  const edited = client.format === "toml"
-    ? editToml(path, before ?? "", keys, entry)
-    : editJson(path, before ?? "", keys, entry, client.skeleton);
+  let previous: unknown;
+  const entryChange: FileChange = {
+    path,
+    edits: [(text) => {
+      const edited = client.format === "toml"
+        ? editToml(path, text, keys, entry)
+        : editJson(path, text, keys, entry, client.skeleton);
+      previous = edited.previous;
+      return edited;
+    }],
+  };
+  const [main, ...others] = await applyFiles(
+    [entryChange, ...extraChanges(target, extras)],
+    target.dryRun,
+  );
   const installing = entry !== undefined;
-  let backup: string | undefined;
-  if (edited.changed && !target.dryRun) {
-    backup = await writeWithBackup(path, edited.text, before !== undefined);
-  }
+  const alsoChanged = others.filter((o) => o.changed);
   if (target.json) {
     ctx.print.json({
       client: client.id,
@@ -185,16 +294,17 @@ async function apply(
       path,
       name,
       action: installing ? "install" : "uninstall",
-      changed: edited.changed,
+      changed: main!.changed,
       dry_run: target.dryRun,
-      backup: backup ?? null,
+      backup: main!.backup ?? null,
       entry: entry ?? null,
-      previous: edited.previous ?? null,
+      previous: previous ?? null,
+      also: others.map((o) => ({ path: o.path, changed: o.changed, backup: o.backup ?? null })),
     });
     return 0;
   }
   const where = `${client.title} (${target.scope} scope, ${path})`;
-  if (!edited.changed) {
+  if (!main!.changed && alsoChanged.length === 0) {
     ctx.print.out(
       installing
         ? `"${name}" is already installed in ${where}; nothing changed.`
@@ -202,13 +312,11 @@ async function apply(
     );
     return 0;
   }
-  const done = installing
-    ? (edited.previous === undefined ? "added to" : "updated in")
-    : "removed from";
+  const done = installing ? (previous === undefined ? "added to" : "updated in") : "removed from";
   ctx.print.out(
     target.dryRun
       ? `Dry run, nothing written: "${name}" would be ${done} ${where}`
-      : `"${name}" ${done} ${where}`,
+      : `"${name}" ${main!.changed ? done : "unchanged in"} ${where}`,
   );
   if (entry) {
     // The file holds the database URL as given; what is printed never shows its password.
@@ -218,7 +326,19 @@ async function apply(
     );
     ctx.print.out(shown.split("\n").map((line) => `  ${line}`).join("\n"));
   }
-  if (backup) ctx.print.out(`Backup of the previous file: ${backup}`);
+  for (const other of alsoChanged) {
+    const what = installing
+      ? [extras.hookCommand && "hooks", extras.trust && "pre-approval"].filter(Boolean).join(
+        " and ",
+      )
+      : "hooks and pre-approval";
+    ctx.print.out(
+      `${target.dryRun ? "Would update" : "Updated"} ${other.path} (${what || "settings"})`,
+    );
+  }
+  for (const result of [main!, ...others]) {
+    if (result.backup) ctx.print.out(`Backup of the previous file: ${result.backup}`);
+  }
   if (!target.dryRun) {
     ctx.print.err(`Restart ${client.title} (or start a new session) to load the change.`);
   }
@@ -232,25 +352,39 @@ export const installCommand: Command = defineCommand({
   usage: INSTALL_USAGE,
   options: OPTIONS,
   async run(parsed, ctx) {
-    const { target, profile, agent } = plan(parsed, ctx);
+    const { target, profile, agent, hooks, wait, trust } = plan(parsed, ctx);
     if (ctx.config.dbPath === ":memory:") {
       throw new UsageError(
         "AGENT_BUS_DB is :memory:; every agent would get its own empty bus. Point it at a file",
       );
     }
-    const launch = launchFor({
-      execPath: Deno.execPath(),
-      dbPath: ctx.config.dbPath,
-      args: profileArgs(profile, agent),
-      env: ctx.env,
-    });
+    const execPath = Deno.execPath();
+    // From source, the entry names a Deno cache filled now, so it starts offline.
+    const denoDir = runsFromSource(execPath)
+      ? await prepareDenoCache(execPath, ctx.env.DENO_DIR)
+      : undefined;
+    const from = { execPath, dbPath: ctx.config.dbPath, env: ctx.env, denoDir };
+    const launch = launchFor({ ...from, args: profileArgs(profile, agent) });
     if (/[\\/]_npx[\\/]/.test(launch.command)) {
       ctx.print.err(
         "Note: Deno runs from npx's cache here, so the entry breaks if that cache is cleared. " +
           "For a stable path, install Deno (npm install -g deno@2.9.6) and run install again.",
       );
     }
-    return await apply(ctx, target, target.client.entry(launch));
+    const hook = hookClient(target.client.id);
+    const hookCommandFor = hooks && hook
+      ? (event: string) =>
+        hookCommand(from, {
+          client: hook,
+          event,
+          wait: kindOf(PROTOCOLS[hook], event) === "stop" ? wait : 0,
+        })
+      : undefined;
+    return await apply(ctx, target, target.client.entry(launch, { trust }), {
+      hookCommand: hookCommandFor,
+      hookTimeout: wait + HOOK_TIMEOUT_MARGIN_SECONDS,
+      trust,
+    });
   },
 });
 
@@ -260,6 +394,11 @@ export const uninstallCommand: Command = defineCommand({
   usage: UNINSTALL_USAGE,
   options: OPTIONS,
   async run(parsed, ctx) {
-    return await apply(ctx, plan(parsed, ctx).target, undefined);
+    const { target } = plan(parsed, ctx);
+    return await apply(ctx, target, undefined, {
+      hookCommand: undefined,
+      hookTimeout: 0,
+      trust: false,
+    });
   },
 });

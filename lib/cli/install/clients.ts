@@ -42,8 +42,11 @@ export interface ClientSpec {
   path(scope: Scope, places: Places): string;
   /** Key path of the map of servers inside the file. */
   serversKey: string[];
-  /** The entry for one server. */
-  entry(launch: Launch): Record<string, unknown>;
+  /**
+   * The entry for one server; with `trust`, marked so that the client runs
+   * its tools without asking (where the entry can say so).
+   */
+  entry(launch: Launch, options?: { trust?: boolean }): Record<string, unknown>;
   /** Keys a brand-new file starts with. */
   skeleton?: Record<string, unknown>;
 }
@@ -84,7 +87,8 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
         ? join(p.env.CODEX_HOME || join(p.home, ".codex"), "config.toml")
         : join(p.cwd, ".codex/config.toml"),
     serversKey: ["mcp_servers"],
-    entry: (launch) => stdioEntry(launch),
+    entry: (launch, options) =>
+      stdioEntry(launch, options?.trust ? { default_tools_approval_mode: "approve" } : {}),
   },
   gemini: {
     id: "gemini",
@@ -92,7 +96,10 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
     format: "json",
     path: (scope, p) => join(scope === "user" ? p.home : p.cwd, ".gemini/settings.json"),
     serversKey: ["mcpServers"],
-    entry: (launch) => stdioEntry(launch),
+    entry: (launch, options) => ({
+      ...stdioEntry(launch),
+      ...(options?.trust ? { trust: true } : {}),
+    }),
   },
   cursor: {
     id: "cursor",

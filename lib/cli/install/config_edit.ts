@@ -83,12 +83,25 @@ export function editJson(
   entry: unknown,
   skeleton: Record<string, unknown> = {},
 ): Edited {
-  const current = readJsonConfig(path, text);
-  const previous = lookup(current, [...keys.serversKey, keys.name]);
-  if (JSON.stringify(previous) === JSON.stringify(entry)) return { text, changed: false, previous };
-  if (entry === undefined && previous === undefined) return { text, changed: false, previous };
+  return updateJson(path, text, [...keys.serversKey, keys.name], () => entry, skeleton);
+}
+
+/**
+ * Replace the value at `keyPath` in a JSON config with `update(current)`
+ * (undefined removes it), leaving the rest of the file as it was.
+ */
+export function updateJson(
+  path: string,
+  text: string,
+  keyPath: string[],
+  update: (current: unknown) => unknown,
+  skeleton: Record<string, unknown> = {},
+): Edited {
+  const previous = lookup(readJsonConfig(path, text), keyPath);
+  const value = update(previous);
+  if (JSON.stringify(previous) === JSON.stringify(value)) return { text, changed: false, previous };
   let next = text.trim() === "" ? `${JSON.stringify(skeleton, null, 2)}\n` : text;
-  next = applyEdits(next, modify(next, [...keys.serversKey, keys.name], entry, FORMAT));
+  next = applyEdits(next, modify(next, keyPath, value, FORMAT));
   readJsonConfig(path, next); // never write what we could not read back
   return { text: next, changed: true, previous };
 }

@@ -1,0 +1,194 @@
+/**
+ * `agent-bus install <client> --hooks --trust [--wait S]`: the hook entries
+ * and the pre-approval each client documents, written beside the user's own
+ * hooks and rules (which stay), backed up, shown by `--dry-run`, removed by
+ * `uninstall`; and an entry that starts offline from a HOME whose Deno cache
+ * is empty.
+ */
+
+import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { parse as parseToml } from "smol-toml";
+import { cli, denoCacheDir } from "../_helpers/cli.ts";
+import { runHook } from "../_helpers/hook.ts";
+import { launchFor } from "../../lib/cli/install/launch.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+type Json = Record<string, unknown>;
+type Groups = { hooks: { command: string; timeout: number; type: string }[] }[];
+
+const readJson = async (path: string): Promise<Json> => JSON.parse(await Deno.readTextFile(path));
+const hooksOf = (settings: Json, event: string) =>
+  ((settings.hooks as Record<string, Groups> | undefined)?.[event] ?? []).flatMap((g) => g.hooks);
+
+/** A user's own Claude Code settings: a hook and a permission rule of theirs. */
+const CLAUDE_SETTINGS = `{
+  "model": "opus",
+  "hooks": {
+    "Stop": [{ "hooks": [{ "type": "command", "command": "notify-send done" }] }]
+  },
+  "permissions": { "allow": ["Bash(ls:*)"] }
+}
+`;
+
+Deno.test("install claude-code --hooks --trust writes Stop, UserPromptSubmit and SessionStart hooks and mcp__agent-bus beside the user's own; uninstall takes only ours away", async () => {
+  await using tmp = await tmpDir();
+  const home = `${tmp.path}/home`;
+  const settingsPath = `${home}/.claude/settings.json`;
+  await Deno.mkdir(`${home}/.claude`, { recursive: true });
+  await Deno.writeTextFile(settingsPath, CLAUDE_SETTINGS);
+  const db = `${tmp.path}/bus.sqlite`;
+  const env = { HOME: home, AGENT_BUS_DB: db };
+
+  const dry = await cli([
+    "install",
+    "claude-code",
+    "--hooks",
+    "--trust",
+    "--wait",
+    "30",
+    "--dry-run",
+  ], env);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.match(dry.stdout, /Would update .*settings\.json \(hooks and pre-approval\)/);
+  assert.equal(await Deno.readTextFile(settingsPath), CLAUDE_SETTINGS);
+
+  const installed = await cli(
+    ["install", "claude-code", "--hooks", "--trust", "--wait", "30"],
+    env,
+  );
+  assert.equal(installed.code, 0, installed.stderr);
+  const settings = await readJson(settingsPath);
+  assert.equal(settings.model, "opus");
+  assert.deepEqual((settings.permissions as Json).allow, ["Bash(ls:*)", "mcp__agent-bus"]);
+  const stops = hooksOf(settings, "Stop");
+  assert.deepEqual(stops[0], { type: "command", command: "notify-send done" });
+  assert.equal(stops.length, 2);
+  assert.match(stops[1]!.command, / claude-code Stop --db \S+bus\.sqlite --wait 30$/);
+  assert.equal(stops[1]!.timeout, 60);
+  for (const event of ["UserPromptSubmit", "SessionStart"]) {
+    const [ours] = hooksOf(settings, event);
+    assert.match(ours!.command, new RegExp(` claude-code ${event} --db \\S+bus\\.sqlite$`));
+  }
+  assert.match(
+    installed.stdout,
+    /Backup of the previous file: .*settings\.json\.agent-bus-backup-/,
+  );
+  // The MCP entry itself is unchanged by --trust (Claude Code keeps approvals in settings).
+  const entry = (await readJson(`${home}/.claude.json`)).mcpServers as Record<string, Json>;
+  assert.equal(entry["agent-bus"]!.type, "stdio");
+
+  const again = await cli(["install", "claude-code", "--hooks", "--trust", "--wait", "30"], env);
+  assert.match(again.stdout, /already installed .*nothing changed/);
+
+  // Installing without --hooks and --trust takes them away again; so does uninstall.
+  await cli(["install", "claude-code", "--hooks"], env);
+  assert.deepEqual(((await readJson(settingsPath)).permissions as Json).allow, ["Bash(ls:*)"]);
+  const removed = await cli(["uninstall", "claude-code"], env);
+  assert.equal(removed.code, 0, removed.stderr);
+  const after = await readJson(settingsPath);
+  assert.deepEqual(after, JSON.parse(CLAUDE_SETTINGS));
+});
+
+Deno.test("install gemini --hooks --trust: AfterAgent, BeforeAgent and SessionStart in the same settings.json (timeouts in ms), trust on the entry, one backup", async () => {
+  await using tmp = await tmpDir();
+  const home = `${tmp.path}/home`;
+  const path = `${home}/.gemini/settings.json`;
+  await Deno.mkdir(`${home}/.gemini`, { recursive: true });
+  await Deno.writeTextFile(path, `{ "theme": "GitHub" }\n`);
+  const env = { HOME: home, AGENT_BUS_DB: `${tmp.path}/bus.sqlite` };
+  const installed = await cli(["install", "gemini", "--hooks", "--trust"], env);
+  assert.equal(installed.code, 0, installed.stderr);
+  const settings = await readJson(path);
+  assert.equal(settings.theme, "GitHub");
+  assert.equal((settings.mcpServers as Record<string, Json>)["agent-bus"]!.trust, true);
+  for (const event of ["AfterAgent", "BeforeAgent", "SessionStart"]) {
+    const [ours] = hooksOf(settings, event);
+    assert.match(ours!.command, new RegExp(` gemini ${event} --db `));
+    assert.equal(ours!.timeout, 30_000);
+  }
+  assert.equal(installed.stdout.match(/Backup of the previous file/g)?.length, 1);
+  await cli(["uninstall", "gemini"], env);
+  assert.deepEqual(await readJson(path), { theme: "GitHub", mcpServers: {} });
+});
+
+Deno.test("install codex --hooks --trust: hooks.json in CODEX_HOME, default_tools_approval_mode on the server; other clients refuse --hooks", async () => {
+  await using tmp = await tmpDir();
+  const codexHome = `${tmp.path}/codex`;
+  const env = { HOME: tmp.path, CODEX_HOME: codexHome, AGENT_BUS_DB: `${tmp.path}/bus.sqlite` };
+  const installed = await cli(["install", "codex", "--hooks", "--trust"], env);
+  assert.equal(installed.code, 0, installed.stderr);
+  const config = parseToml(await Deno.readTextFile(`${codexHome}/config.toml`)) as {
+    mcp_servers: Record<string, Json>;
+  };
+  assert.equal(config.mcp_servers["agent-bus"]!.default_tools_approval_mode, "approve");
+  const hooks = await readJson(`${codexHome}/hooks.json`);
+  assert.match(hooksOf(hooks, "Stop")[0]!.command, / codex Stop --db /);
+  await cli(["uninstall", "codex"], env);
+  assert.deepEqual(await readJson(`${codexHome}/hooks.json`), {});
+
+  for (const client of ["cursor", "opencode", "vscode"]) {
+    const refused = await cli(["install", client, "--hooks"], env);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /--hooks and --trust work for claude-code, codex and gemini/);
+  }
+});
+
+Deno.test("an installed entry and its hooks start offline from a HOME with an empty Deno cache", async () => {
+  await using tmp = await tmpDir();
+  const home = `${tmp.path}/fresh-home`;
+  await Deno.mkdir(home);
+  const db = `${tmp.path}/bus.sqlite`;
+  // No DENO_DIR: install finds the cache it runs from and names it in the entry.
+  const installed = await cli(
+    ["install", "claude-code", "--hooks", "--json"],
+    { HOME: home, AGENT_BUS_DB: db, DENO_DIR: "" },
+  );
+  assert.equal(installed.code, 0, installed.stderr);
+  const { entry } = JSON.parse(installed.stdout) as {
+    entry: { command: string; args: string[]; env: Record<string, string> };
+  };
+  assert.equal(entry.env.DENO_DIR, await denoCacheDir());
+  assert.equal(entry.env.HOME, home);
+  assert.ok(entry.args.includes("--cached-only"), "never reaches for the network");
+
+  // The client starts it with only the entry's environment.
+  const transport = new StdioClientTransport({
+    command: entry.command,
+    args: entry.args,
+    env: { ...entry.env, PATH: Deno.env.get("PATH") ?? "" },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "offline-test", version: "0" });
+  await client.connect(transport);
+  try {
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((tool) => tool.name === "sync"));
+  } finally {
+    await client.close();
+  }
+  const [stop] = hooksOf(await readJson(`${home}/.claude/settings.json`), "Stop");
+  const sanitized = `env -i PATH="$PATH" sh -c ${JSON.stringify(stop!.command)}`;
+  const result = await runHook(sanitized, { session_id: "x", cwd: tmp.path }, tmp.path);
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(result.out, {});
+  assert.equal(result.stderr, "");
+});
+
+Deno.test("for a PostgreSQL URL, the entry may read ~/.pgpass but writes nowhere", () => {
+  const launch = launchFor({
+    execPath: Deno.execPath(),
+    dbPath: "postgres://bus@db.example:5432/bus",
+    args: [],
+    env: { HOME: "/home/u" },
+  });
+  assert.ok(
+    launch.args.some((a) => a.startsWith("--allow-read=/home/u/.pgpass,")),
+    launch.args.join(" "),
+  );
+  assert.ok(!launch.args.some((a) => a.startsWith("--allow-write")), launch.args.join(" "));
+  assert.ok(launch.args.includes("--allow-net=127.0.0.1,localhost,db.example"));
+});

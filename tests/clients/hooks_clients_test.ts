@@ -1,0 +1,189 @@
+/**
+ * The hooks in real clients, offline: Claude Code (`claude -p`) and Gemini
+ * CLI (`gemini -p`), configured by `agent-bus install <client> --hooks
+ * --trust`, with their model replaced by a scripted fake on loopback. The
+ * fake model joins a topic through the client's MCP tools and ends its
+ * turn; just then another process posts a message to it; the client's stop
+ * hook blocks, and the model's next request carries the hook's reason with
+ * the message. On call (`--wait`), a message posted while the stop hook
+ * waits brings the next request within a second.
+ */
+
+import assert from "node:assert/strict";
+import { installClients } from "../_helpers/clients.ts";
+import { cli, denoCacheDir } from "../_helpers/cli.ts";
+import { startFakeAnthropic } from "../_helpers/fake_anthropic.ts";
+import { startFakeGemini } from "../_helpers/fake_gemini.ts";
+import type { FakeModel } from "../_helpers/fake_model.ts";
+import { run } from "../_helpers/run.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+const clients = await installClients();
+const skip = clients.unavailable ? ` (SKIPPED: ${clients.unavailable})` : "";
+
+/** Where one run lives: a HOME, a project, a database. */
+async function setUp(path: string) {
+  const home = `${path}/home`;
+  const project = `${path}/project`;
+  await Deno.mkdir(home, { recursive: true });
+  await Deno.mkdir(project, { recursive: true });
+  const db = `${path}/bus.sqlite`;
+  const created = await cli(["topics", "create", "release-1.4"], { AGENT_BUS_DB: db });
+  assert.equal(created.code, 0, created.stderr);
+  return { home, project, db };
+}
+
+async function install(home: string, db: string, client: string, ...flags: string[]) {
+  const installed = await cli(["install", client, "--hooks", "--trust", ...flags], {
+    HOME: home,
+    AGENT_BUS_DB: db,
+  });
+  assert.equal(installed.code, 0, installed.stderr);
+}
+
+/** Post as codex from another process. */
+async function post(db: string, text: string) {
+  const posted = await cli(["post", "release-1.4", text, "--as", "codex"], { AGENT_BUS_DB: db });
+  assert.equal(posted.code, 0, posted.stderr);
+  return performance.now();
+}
+
+/** Index of the first request whose body mentions `text`, or -1. */
+const requestWith = (model: FakeModel, text: string) =>
+  model.requests.findIndex((body) => JSON.stringify(body).includes(text));
+
+const JOIN = { name: "release-1.4", agent_name: "claude" };
+
+async function runClaude(home: string, project: string, model: FakeModel) {
+  return await run(clients.bin("claude"), [
+    "-p",
+    "Join release-1.4 and wait for work.",
+    "--output-format",
+    "json",
+  ], {
+    HOME: home,
+    PATH: Deno.env.get("PATH") ?? "",
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: "sk-ant-fake",
+    DISABLE_AUTOUPDATER: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DENO_DIR: await denoCacheDir(),
+  }, { cwd: project });
+}
+
+Deno.test({
+  name: `Claude Code -p: the Stop hook holds the turn and hands the model the message${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const { home, project, db } = await setUp(tmp.path);
+    await install(home, db, "claude-code");
+    let posted = false;
+    await using model = startFakeAnthropic(
+      [{ name: "mcp__agent-bus__topic_join", input: JOIN }],
+      {
+        finalText: "Joined; nothing to do yet.",
+        async beforeText() {
+          if (posted) return;
+          posted = true;
+          await post(db, "Can you review PR 42 before the release?");
+        },
+      },
+    );
+    const result = await runClaude(home, project, model);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.equal(model.results.length, 1, "the join ran");
+    assert.ok(!model.results[0]!.isError, model.results[0]!.text);
+    const held = requestWith(model, "Can you review PR 42 before the release?");
+    assert.ok(held > 0, `a request carried the message:\n${result.stdout}\n${result.stderr}`);
+    const body = JSON.stringify(model.requests[held]);
+    assert.match(body, /agent-bus: messages are waiting for you/);
+    assert.match(body, /sync\(topic_id=/);
+  },
+});
+
+Deno.test({
+  name:
+    `Claude Code -p on call: a message posted while the Stop hook waits brings the next request within a second${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const { home, project, db } = await setUp(tmp.path);
+    // After the message is handled, the next stop waits again for up to 8 s, then lets go.
+    await install(home, db, "claude-code", "--wait", "8");
+    let postedAt = 0;
+    let answeredAt = 0;
+    await using model = startFakeAnthropic(
+      [{ name: "mcp__agent-bus__topic_join", input: JOIN }],
+      {
+        finalText: "Joined; on call.",
+        beforeText() {
+          if (postedAt === 0 && answeredAt === 0) {
+            answeredAt = performance.now();
+            // The message comes while the stop hook waits (1.5 s is the scenario, not a sync).
+            setTimeout(async () => {
+              postedAt = await post(db, "On-call review: PR 9.");
+            }, 1500);
+          }
+          return Promise.resolve();
+        },
+      },
+    );
+    const started = model.requests.length;
+    const result = await runClaude(home, project, model);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    const held = requestWith(model, "On-call review: PR 9.");
+    assert.ok(held > started, `a request carried the message:\n${result.stdout}\n${result.stderr}`);
+    const seenAt = model.requestTimes[held]!;
+    assert.ok(postedAt > answeredAt, "posted after the turn ended");
+    assert.ok(
+      seenAt - postedAt < 1000,
+      `the model was asked again ${Math.round(seenAt - postedAt)} ms after the message`,
+    );
+  },
+});
+
+Deno.test({
+  name:
+    `Gemini CLI -p: the AfterAgent hook rejects the answer and hands the model the message${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const { home, project, db } = await setUp(tmp.path);
+    await Deno.mkdir(`${home}/.gemini`);
+    await Deno.writeTextFile(
+      `${home}/.gemini/settings.json`,
+      JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }),
+    );
+    await install(home, db, "gemini");
+    let posted = false;
+    await using model = startFakeGemini(
+      [{ name: "mcp_agent-bus_topic_join", input: JOIN }],
+      {
+        async beforeText() {
+          if (posted) return;
+          posted = true;
+          await post(db, "Gemini, please check the changelog.");
+        },
+      },
+    );
+    const result = await run(clients.bin("gemini"), [
+      "-m",
+      "gemini-2.5-flash",
+      "-p",
+      "Join release-1.4 and wait for work.",
+    ], {
+      HOME: home,
+      PATH: Deno.env.get("PATH") ?? "",
+      GEMINI_API_KEY: "fake-key",
+      GOOGLE_GEMINI_BASE_URL: model.url,
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      DENO_DIR: await denoCacheDir(),
+    }, { cwd: project });
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.equal(model.results.length, 1, `the join ran:\n${result.stdout}\n${result.stderr}`);
+    const held = requestWith(model, "Gemini, please check the changelog.");
+    assert.ok(held > 0, `a request carried the message:\n${result.stdout}\n${result.stderr}`);
+    assert.match(JSON.stringify(model.requests[held]), /agent-bus: messages are waiting for you/);
+  },
+});
