@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { benchChatLatency, benchChatThroughput, type ChatThroughput } from "./chatbus.ts";
 import { benchConsoleEvents } from "./console.ts";
 import { benchFanout } from "./fanout.ts";
+import { benchHooks } from "./hooks.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLatency } from "./latency.ts";
@@ -71,6 +72,8 @@ try {
   const events = await benchConsoleEvents(dir, size(200, 50));
   progress("search");
   const search = await benchSearch(dir, quick ? [10_000] : [10_000, 100_000]);
+  progress("hooks: prompt and stop hook run times, on-call wake-up");
+  const hooks = await benchHooks(dir, size(200, 50), size(20, 5));
   progress("start-up");
   const startup = await benchStartup(dir, size(20, 10));
   progress("vector scan");
@@ -96,6 +99,7 @@ try {
     events,
     search,
     startup,
+    hooks,
     scan,
     quality,
     hostile,

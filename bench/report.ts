@@ -8,6 +8,7 @@
 
 import { fileURLToPath } from "node:url";
 import type { ChatThroughput } from "./chatbus.ts";
+import type { HooksResult } from "./hooks.ts";
 import type { HostileResult } from "./hostile.ts";
 import type { IdleResult } from "./idle.ts";
 import type { MailboxResult } from "./mailbox.ts";
@@ -29,6 +30,7 @@ export interface BenchResults {
   events: Distribution;
   search: { points: SearchPoint[]; rssMB: number; loadSeconds: number };
   startup: { medianMs: number; idleRssMB: number };
+  hooks: HooksResult;
   scan: Distribution;
   quality: QualityResult;
   hostile: HostileResult;
@@ -203,6 +205,12 @@ export function summaryTable(r: BenchResults): string {
       r.startup.medianMs <= 150,
     ],
     [
+      "Hook run time p50 / p99 (stop hook that blocks, spawned like a client)",
+      "≤ 50 ms p99",
+      `${ms(r.hooks.stop.p50)} / ${ms(r.hooks.stop.p99)}`,
+      r.hooks.stop.p99 <= 50,
+    ],
+    [
       "RSS, idle server",
       "≤ 80 MB",
       `${r.startup.idleRssMB.toFixed(1)} MB`,
@@ -350,6 +358,18 @@ export function detailTable(r: BenchResults): string {
       ]]
       : []),
     ["Start to initialize, median", ms(startup.medianMs)],
+    [
+      `Hook: prompt hook (1 unread, context line) p50 / p95 / p99 (${r.hooks.prompt.samples} runs)`,
+      `${ms(r.hooks.prompt.p50)} / ${ms(r.hooks.prompt.p95)} / ${ms(r.hooks.prompt.p99)}`,
+    ],
+    [
+      `Hook: stop hook that blocks (new message each time) p50 / p95 / p99 (${r.hooks.stop.samples} runs)`,
+      `${ms(r.hooks.stop.p50)} / ${ms(r.hooks.stop.p95)} / ${ms(r.hooks.stop.p99)}`,
+    ],
+    [
+      `Hook: on call, message commit → stop hook answers, p50 / max (${r.hooks.wake.samples})`,
+      `${ms(r.hooks.wake.p50)} / ${ms(r.hooks.wake.max)}`,
+    ],
     [
       "RSS idle / after the search corpus",
       `${startup.idleRssMB.toFixed(1)} MB / ${search.rssMB.toFixed(1)} MB`,

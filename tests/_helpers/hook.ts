@@ -12,9 +12,11 @@ import { hookCommand, type HookLaunch } from "../../lib/cli/install/launch.ts";
 import { inheritedEnv } from "./peer.ts";
 import { storeLocation } from "./store.ts";
 
-/** A hook's outcome: exit code, parsed stdout, stderr. */
+/** A hook's outcome: exit code, parsed stdout, stderr (and, run by a fake client, its time). */
 export interface HookResult {
   code: number;
+  /** Milliseconds from spawning the hook to its exit, measured by the client process. */
+  ms?: number;
   out: Record<string, unknown>;
   stderr: string;
 }
@@ -106,8 +108,8 @@ export async function startFakeClient(
   return {
     topicId: ready.topic_id,
     async hook(command, input) {
-      const { code, stdout, stderr } = await ask({ command, input });
-      return parse(code, stdout, stderr);
+      const { code, stdout, stderr, ms } = await ask({ command, input });
+      return { ...parse(code, stdout, stderr), ms };
     },
     tool: (name, args) => ask({ tool: name, args }),
     async [Symbol.asyncDispose]() {

@@ -192,3 +192,41 @@ Deno.test("for a PostgreSQL URL, the entry may read ~/.pgpass but writes nowhere
   assert.ok(!launch.args.some((a) => a.startsWith("--allow-write")), launch.args.join(" "));
   assert.ok(launch.args.includes("--allow-net=127.0.0.1,localhost,db.example"));
 });
+
+Deno.test("doctor runs the installed stop hook and names a missing hook or another database", async () => {
+  await using tmp = await tmpDir();
+  const home = `${tmp.path}/home`;
+  const env = { HOME: home, AGENT_BUS_DB: `${tmp.path}/bus.sqlite` };
+  assert.equal((await cli(["install", "gemini", "--hooks", "--wait", "5"], env)).code, 0);
+  const healthy = await cli(["doctor"], env);
+  assert.match(
+    healthy.stdout,
+    /✔ Hooks \(Gemini CLI\)\s+user \(.*settings\.json\): AfterAgent, BeforeAgent, SessionStart \(on call, 5 s\); the stop hook answered in \d+ ms/,
+  );
+  const elsewhere = await cli(["doctor"], { ...env, AGENT_BUS_DB: `${tmp.path}/other.sqlite` });
+  assert.match(
+    elsewhere.stdout,
+    /⚠ Hooks \(Gemini CLI\).*the hooks read .*bus\.sqlite, not .*other\.sqlite/,
+  );
+
+  const path = `${home}/.gemini/settings.json`;
+  const settings = await readJson(path);
+  const hooks = settings.hooks as Record<string, Groups>;
+  delete hooks.BeforeAgent;
+  hooks.AfterAgent![0]!.hooks[0]!.command = hooks.AfterAgent![0]!.hooks[0]!.command.replace(
+    /^(.*?)hook\.ts/,
+    "$1missing-hook.ts",
+  );
+  await Deno.writeTextFile(path, JSON.stringify(settings));
+  const missing = await cli(["doctor"], env);
+  assert.match(missing.stdout, /⚠ Hooks \(Gemini CLI\).*no BeforeAgent hook/);
+  hooks.BeforeAgent = structuredClone(hooks.SessionStart!);
+  hooks.BeforeAgent[0]!.hooks[0]!.command = hooks.BeforeAgent[0]!.hooks[0]!.command.replace(
+    " SessionStart ",
+    " BeforeAgent ",
+  );
+  await Deno.writeTextFile(path, JSON.stringify(settings));
+  const broken = await cli(["doctor"], env);
+  assert.equal(broken.code, 1, broken.stdout);
+  assert.match(broken.stdout, /✘ Hooks \(Gemini CLI\).*the stop hook does not run/);
+});

@@ -1,7 +1,7 @@
 /**
  * No input may stall the bus: every tool (of the peer and chatbus profiles)
- * of every text argument, and every
- * HTTP route and guarded header, gets pathological input (long runs of one
+ * of every text argument, every HTTP route and guarded header, and the
+ * clients' hooks (bodies quoted in their reason, hostile stdin), gets pathological input (long runs of one
  * character, alternating case, many separators, deep nesting, multi-byte
  * text) while a second process keeps sending. Each call must come back
  * promptly with a proper answer, and the other process must never wait for
@@ -12,6 +12,7 @@
 import assert from "node:assert/strict";
 import { connectAgent, post } from "../_helpers/chat.ts";
 import { deepObject, MAX_BODY, PATHOLOGICAL_TEXTS } from "../_helpers/pathological.ts";
+import { hookShell, startFakeClient } from "../_helpers/hook.ts";
 import { startHttpServer } from "../_helpers/http.ts";
 import { type Peer, startPeer } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -270,5 +271,34 @@ Deno.test("pathological headers, paths and queries on every HTTP route are answe
     const { latencies, errors } = await sender.stop();
     assert.deepEqual(errors, []);
     assert.ok(Math.max(...latencies) < CALL_BOUND_MS);
+  }
+});
+
+Deno.test("pathological bodies and hook inputs: every hook run answers promptly with JSON", async () => {
+  await using tmp = await tmpDir();
+  const db = `${tmp.path}/bus.sqlite`;
+  await using agent = await startFakeClient(db, { cwd: tmp.path, topic: "hostile", agent: "a" });
+  await using writer = await startPeer({ dbPath: db });
+  await writer.ok("topic_join", { agent_name: "w", topic_id: agent.topicId });
+  const onStop = hookShell(db, { client: "claude-code", event: "Stop" });
+  const onPrompt = hookShell(db, { client: "gemini", event: "BeforeAgent" });
+  for (const { name, text } of PATHOLOGICAL_TEXTS) {
+    await writer.ok("sync", {
+      topic_id: agent.topicId,
+      outbox: [{ content_markdown: text }],
+      wait_seconds: 0,
+    });
+    const inputs: Record<string, unknown>[] = [
+      { session_id: text, cwd: tmp.path, stop_hook_active: false },
+      { session_id: "s", cwd: text, stop_hook_active: true, prompt_response: text },
+      { session_id: "s", cwd: tmp.path, nested: deepObject(5_000) },
+    ];
+    for (const [i, input] of inputs.entries()) {
+      for (const command of [onStop, onPrompt]) {
+        const result = await timed(`${name}, input ${i}`, () => agent.hook(command, input));
+        assert.equal(result.code, 0, `${name}: ${result.stderr}`);
+        assert.equal(typeof result.out, "object");
+      }
+    }
   }
 });

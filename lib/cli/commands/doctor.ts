@@ -2,8 +2,9 @@
  * `agent-bus doctor`: is everything in place? The database file and its
  * directory, the schema and our migrations, SQLite's FTS5 and WAL (or, on
  * PostgreSQL, the connection, the schema and LISTEN/NOTIFY), the
- * embedding endpoint, and every MCP client configured to start
- * agent-bus. Each finding says how to fix it. Nothing is changed.
+ * embedding endpoint, every MCP client configured to start agent-bus, and
+ * the hooks `install --hooks` wrote (each run once, with an empty input).
+ * Each finding says how to fix it. Nothing is changed.
  *
  * @module
  */
@@ -21,13 +22,15 @@ import { type CliContext, type Command, defineCommand, UsageError } from "../com
 import { bytes } from "../format.ts";
 import { CLIENT_IDS, CLIENTS, launchOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
+import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
 import { MAIN_PATH } from "../install/launch.ts";
+import { PROTOCOLS } from "../hook/protocols.ts";
 import { placesOf } from "./install.ts";
 
 const USAGE = `Usage: agent-bus doctor [--deep] [--json]
 
-Check the database, SQLite, the embedding endpoint and the MCP clients configured to run
-agent-bus, and say how to fix what is wrong. Changes nothing.
+Check the database, SQLite, the embedding endpoint, the MCP clients configured to run
+agent-bus and their hooks, and say how to fix what is wrong. Changes nothing.
 
   --deep   Also run SQLite's quick_check over the whole file
   --json   The findings as JSON`;
@@ -56,6 +59,7 @@ export const doctorCommand: Command = defineCommand({
         : checkDatabase(ctx, values.deep ?? false)),
       await checkEmbeddings(ctx),
       ...await checkClients(ctx),
+      ...await checkHooks(ctx),
     ];
     const failed = findings.filter((f) => f.status === "fail").length;
     const warned = findings.filter((f) => f.status === "warn").length;
@@ -330,6 +334,108 @@ async function checkClients(ctx: CliContext): Promise<Finding[]> {
     });
   }
   return findings;
+}
+
+/** The hooks `install --hooks` wrote: all of a client's events, the same database, and answering. */
+async function checkHooks(ctx: CliContext): Promise<Finding[]> {
+  const places = placesOf(ctx);
+  const findings: Finding[] = [];
+  for (const id of CLIENT_IDS) {
+    const client = hookClient(id);
+    if (!client) continue;
+    const title = `Hooks (${CLIENTS[id].title})`;
+    for (const scope of ["user", "project"] as Scope[]) {
+      const path = hooksPath(client, scope, places);
+      let settings: Record<string, unknown>;
+      try {
+        settings = readJsonConfig(path, await Deno.readTextFile(path));
+      } catch {
+        continue; // no file, or one the client check already reports
+      }
+      const hooks = (settings.hooks ?? {}) as Record<string, { hooks?: { command?: unknown }[] }[]>;
+      const events = Object.values(PROTOCOLS[client].events);
+      const ours = new Map<string, string>();
+      for (const event of events) {
+        const groups = Array.isArray(hooks[event]) ? hooks[event] : [];
+        const found = groups.flatMap((g) => Array.isArray(g?.hooks) ? g.hooks : [])
+          .find((h) => isOurHook(h?.command, client, event));
+        if (found) ours.set(event, String(found.command));
+      }
+      if (ours.size === 0) continue;
+      findings.push(await checkHookSet(ctx, { title, client: id, scope, path, events, ours }));
+    }
+  }
+  return findings;
+}
+
+async function checkHookSet(
+  ctx: CliContext,
+  set: {
+    title: string;
+    client: string;
+    scope: Scope;
+    path: string;
+    events: string[];
+    ours: Map<string, string>;
+  },
+): Promise<Finding> {
+  const where = `${set.scope} (${set.path})`;
+  const again = `\`agent-bus install ${set.client} --hooks\` again${
+    set.scope === "project" ? " --scope project" : ""
+  }`;
+  const missing = set.events.filter((event) => !set.ours.has(event));
+  if (missing.length > 0) {
+    return {
+      check: set.title,
+      status: "warn",
+      detail: `${where}: no ${missing.join(", ")} hook`,
+      fix: again,
+    };
+  }
+  const stop = set.ours.get(set.events[0]!)!;
+  // `--db` is the hook's last path argument before the options install may add.
+  const db = / --db (\S+)/.exec(stop)?.[1]?.replace(/^'(.*)'$/, "$1");
+  if (db !== undefined && db !== ctx.config.dbPath) {
+    return {
+      check: set.title,
+      status: "warn",
+      detail: `${where}: the hooks read ${redactUrl(db)}, not ${redactUrl(ctx.config.dbPath)}`,
+      fix: again,
+    };
+  }
+  const wait = / --wait (\d+)/.exec(stop)?.[1];
+  const shown = `${where}: ${set.events.join(", ")}${wait ? ` (on call, ${wait} s)` : ""}`;
+  if (Deno.build.os === "windows") return { check: set.title, status: "ok", detail: shown };
+  // Run the stop hook as the client would, with an input that matches no session.
+  const started = performance.now();
+  try {
+    const child = new Deno.Command("sh", {
+      args: ["-c", stop.replace(/ --wait \d+/, "")],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode("{}"));
+    await writer.close();
+    const output = await child.output();
+    const ms = Math.round(performance.now() - started);
+    const text = new TextDecoder().decode(output.stdout).trim();
+    JSON.parse(text);
+    if (output.code !== 0) throw new Error(`exit code ${output.code}`);
+    return {
+      check: set.title,
+      status: "ok",
+      detail: `${shown}; the stop hook answered in ${ms} ms`,
+    };
+  } catch (error) {
+    return {
+      check: set.title,
+      status: "fail",
+      detail: `${where}: the stop hook does not run: ${(error as Error).message.slice(0, 200)}`,
+      fix: again,
+    };
+  }
 }
 
 function isAgentBus(name: string, command: string, args: string[]): boolean {
