@@ -77,11 +77,11 @@ export function forgetSessionQuestion(store: Store, sessionId: string, questionI
   );
 }
 
-/** The sessions recorded on one host. */
+/** The sessions recorded on one host, and those whose server could not tell its host. */
 export function sessionsOnHost(store: Store, host: string): SessionRow[] {
-  return store.stmt("SELECT * FROM bus_sessions WHERE host = ? ORDER BY started_at").all(
-    host,
-  ) as unknown as SessionRow[];
+  return store.stmt(
+    "SELECT * FROM bus_sessions WHERE host = ? OR host = '' ORDER BY started_at",
+  ).all(host) as unknown as SessionRow[];
 }
 
 /** The topics a session joined. */

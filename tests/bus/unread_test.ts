@@ -160,6 +160,14 @@ Deno.test("a hook's sessions: the nearest ancestor's, else its working directory
   await c.close();
   found = await matchSessions(bus, { host: "test-host", cwds: ["/d"] }, tree([40]));
   assert.deepEqual(found.mine, []);
+  // A server that could not read its host name (an entry without --allow-sys) is still found.
+  const e = (await SessionRecord.open(bus, {
+    profile: "peer",
+    agent: undefined,
+    place: { ...place(51, 50, "/e"), host: "" },
+  }))!;
+  found = await matchSessions(bus, { host: "test-host", cwds: ["/e"] }, tree([50]));
+  assert.deepEqual(ids(found.mine), [e.id]);
 });
 
 Deno.test("excerpts are the first two lines, cut, and read only the start of a body", () => {

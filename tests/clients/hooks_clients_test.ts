@@ -42,8 +42,8 @@ async function install(home: string, db: string, client: string, ...flags: strin
 }
 
 /** Post as codex from another process. */
-async function post(db: string, text: string) {
-  const posted = await cli(["post", "release-1.4", text, "--as", "codex"], { AGENT_BUS_DB: db });
+async function post(db: string, text: string, topic = "release-1.4") {
+  const posted = await cli(["post", topic, text, "--as", "codex"], { AGENT_BUS_DB: db });
   assert.equal(posted.code, 0, posted.stderr);
   return performance.now();
 }
@@ -185,5 +185,59 @@ Deno.test({
     const held = requestWith(model, "Gemini, please check the changelog.");
     assert.ok(held > 0, `a request carried the message:\n${result.stdout}\n${result.stderr}`);
     assert.match(JSON.stringify(model.requests[held]), /agent-bus: messages are waiting for you/);
+  },
+});
+
+Deno.test({
+  name:
+    `two Claude Code sessions in two projects: each Stop hook reports only its own unread${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const { home, db } = await setUp(tmp.path);
+    assert.equal((await cli(["topics", "create", "beta"], { AGENT_BUS_DB: db })).code, 0);
+    await install(home, db, "claude-code");
+    const projects = [`${tmp.path}/alpha-project`, `${tmp.path}/beta-project`];
+    for (const dir of projects) await Deno.mkdir(dir);
+    // Each model's message is posted to its own topic as its turn ends (B's after A's).
+    const { promise: postedForA, resolve: markPosted } = Promise.withResolvers<void>();
+    let posted = false;
+    await using a = startFakeAnthropic(
+      [{ name: "mcp__agent-bus__topic_join", input: { name: "release-1.4", agent_name: "alpha" } }],
+      {
+        async beforeText() {
+          if (posted) return;
+          posted = true;
+          await post(db, "Only for alpha: merge PR 5.");
+          markPosted();
+        },
+      },
+    );
+    let postedB = false;
+    await using b = startFakeAnthropic(
+      [{ name: "mcp__agent-bus__topic_join", input: { name: "beta", agent_name: "beta" } }],
+      {
+        async beforeText() {
+          if (postedB) return;
+          postedB = true;
+          await postedForA;
+          await post(db, "Only for beta: tag v2.", "beta");
+        },
+      },
+    );
+    const [ra, rb] = await Promise.all([
+      runClaude(home, projects[0]!, a),
+      runClaude(home, projects[1]!, b),
+    ]);
+    assert.equal(ra.code, 0, ra.stdout + ra.stderr);
+    assert.equal(rb.code, 0, rb.stdout + rb.stderr);
+    assert.ok(requestWith(a, "Only for alpha: merge PR 5.") > 0, "alpha's hook handed it over");
+    assert.ok(requestWith(b, "Only for beta: tag v2.") > 0, "beta's hook handed it over");
+    assert.equal(
+      requestWith(b, "Only for alpha"),
+      -1,
+      "beta's hook did not report alpha's message",
+    );
+    assert.equal(requestWith(a, "Only for beta"), -1, "alpha's hook did not report beta's message");
   },
 });

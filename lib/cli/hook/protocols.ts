@@ -40,14 +40,14 @@ export interface HookProtocol {
   /** The client's event names, by what each is for. */
   events: Record<HookKind, string>;
   /** The environment variable holding the project directory, if the client sets one. */
-  projectDirVariable: string;
+  projectDirVariable: string | undefined;
   /** Stdout that blocks a stop and hands the model `reason`. */
   block(reason: string): unknown;
   /** Stdout that adds one line of context for the model. */
   context(event: string, text: string): unknown;
 }
 
-const claudeWire = (projectDirVariable: string): HookProtocol => ({
+const claudeWire = (projectDirVariable: string | undefined): HookProtocol => ({
   events: { stop: "Stop", prompt: "UserPromptSubmit", start: "SessionStart" },
   projectDirVariable,
   block: (reason) => ({ decision: "block", reason }),
@@ -59,7 +59,7 @@ const claudeWire = (projectDirVariable: string): HookProtocol => ({
 /** Every client's protocol. */
 export const PROTOCOLS: Record<HookClient, HookProtocol> = {
   "claude-code": claudeWire("CLAUDE_PROJECT_DIR"),
-  codex: claudeWire("CODEX_PROJECT_DIR"),
+  codex: claudeWire(undefined),
   gemini: {
     events: { stop: "AfterAgent", prompt: "BeforeAgent", start: "SessionStart" },
     projectDirVariable: "GEMINI_PROJECT_DIR",
@@ -89,7 +89,8 @@ export function parseHookInput(
     value = {};
   }
   const input = value !== null && typeof value === "object" ? value as Record<string, unknown> : {};
-  const cwds = [input.cwd, env[protocol.projectDirVariable]]
+  const projectDir = protocol.projectDirVariable && env[protocol.projectDirVariable];
+  const cwds = [input.cwd, projectDir]
     .filter((dir): dir is string => typeof dir === "string" && dir !== "");
   return {
     sessionId: typeof input.session_id === "string" ? input.session_id.slice(0, 200) : "",
