@@ -39,12 +39,17 @@ function parse(code: number, stdout: string, stderr: string): HookResult {
   return { code, out, stderr };
 }
 
-/** Run a hook command from this process, in `cwd`, with `input` on stdin. */
-export async function runHook(
-  command: string,
-  input: Record<string, unknown>,
-  cwd?: string,
-): Promise<HookResult> {
+/** What a hook run printed, its exit code, and how long it took from spawn to exit. */
+export interface HookRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Run a hook command through `sh -c`, as clients do, with `input` as JSON on stdin. */
+export async function spawnHook(command: string, input: unknown, cwd?: string): Promise<HookRun> {
+  const started = performance.now();
   const child = new Deno.Command("sh", {
     args: ["-c", command],
     cwd,
@@ -57,7 +62,22 @@ export async function runHook(
   await writer.close();
   const output = await child.output();
   const decoder = new TextDecoder();
-  return parse(output.code, decoder.decode(output.stdout), decoder.decode(output.stderr));
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+    ms: performance.now() - started,
+  };
+}
+
+/** Run a hook command from this process, in `cwd`, and parse its answer. */
+export async function runHook(
+  command: string,
+  input: Record<string, unknown>,
+  cwd?: string,
+): Promise<HookResult> {
+  const { code, stdout, stderr } = await spawnHook(command, input, cwd);
+  return parse(code, stdout, stderr);
 }
 
 /** A stand-in client: one server joined to a topic, running hooks as its children. */
