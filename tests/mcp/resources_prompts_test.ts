@@ -51,6 +51,12 @@ Deno.test("topics are resources: listed, read, and a subscription hears another 
   await assert.rejects(reader.client.readResource({ uri: "topic://nope" }), /No topic|nope/);
 
   await reader.client.subscribeResource({ uri });
+  let updatedAt = 0;
+  reader.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updatedAt ||= performance.now();
+    updates.push(n.params.uri);
+  });
+  const sentAt = performance.now();
   await writer.ok("sync", {
     topic_id: topicId,
     outbox: [{ content_markdown: "second" }],
@@ -58,6 +64,11 @@ Deno.test("topics are resources: listed, read, and a subscription hears another 
   });
   await until(() => updates.length > 0, { timeoutMs: 5_000, what: "resources/updated" });
   assert.deepEqual(updates, [uri]);
+  // The acceptance bound of issue 17 (the watch takes a few ms): from the sending call to the update.
+  assert.ok(
+    updatedAt - sentAt < 100,
+    `updated ${Math.round(updatedAt - sentAt)} ms after the send`,
+  );
   assert.match(
     ((await reader.client.readResource({ uri })).contents[0] as { text: string }).text,
     /second/,
