@@ -7,19 +7,24 @@
  */
 
 import { startPeer } from "../tests/_helpers/peer.ts";
+import { type History, joinAtEnd } from "./_history.ts";
 import { type Distribution, distribution, waitForLog } from "./_stats.ts";
 
-/** Run `samples` round trips on a fresh database in `dir` (or on the store `dbPath`). */
+/**
+ * Run `samples` round trips on a fresh database in `dir` (or on the store
+ * `dbPath`; with `history`, in that database's long topic).
+ */
 export async function benchLatency(
   dir: string,
   samples: number,
   dbPath = `${dir}/latency.sqlite`,
+  history?: History,
 ): Promise<Distribution> {
   await using a = await startPeer({ dbPath });
   await using b = await startPeer({ dbPath, env: { AGENT_BUS_LOG_LEVEL: "debug" } });
-  const topic = await a.ok("topic_create", { name: "latency" });
-  await a.ok("topic_join", { agent_name: "sender", topic_id: topic.topic_id });
-  await b.ok("topic_join", { agent_name: "receiver", topic_id: topic.topic_id });
+  const topic = await a.ok("topic_create", { name: history?.topicName ?? "latency" });
+  await joinAtEnd(a, topic.topic_id as string, "sender", history);
+  await joinAtEnd(b, topic.topic_id as string, "receiver", history);
   const warmup = 20;
   const times: number[] = [];
   for (let i = 0; i < samples + warmup; i++) {

@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { benchChatLatency, benchChatThroughput, type ChatThroughput } from "./chatbus.ts";
 import { benchConsoleEvents } from "./console.ts";
 import { benchFanout } from "./fanout.ts";
+import { benchWithHistory } from "./history.ts";
 import { benchHooks } from "./hooks.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
@@ -51,6 +52,13 @@ try {
       throughput.push(await benchThroughput(dir, { senders, perCall, seconds: size(10, 3) }));
     }
   }
+  const stored = size(100_000, 10_000);
+  progress(`history: ${stored} messages stored, then throughput and delivery in that topic`);
+  const history = await benchWithHistory(dir, {
+    stored,
+    samples: size(500, 100),
+    seconds: size(10, 3),
+  });
   progress("fan-out to 16 receivers");
   const fanout = await benchFanout(dir, 16, size(100, 20));
   progress("HTTP mailboxes: 8 clients, send + check_mail");
@@ -92,6 +100,7 @@ try {
     latency,
     idle,
     throughput,
+    history,
     fanout,
     mailbox,
     answer,

@@ -8,6 +8,7 @@
 
 import { fileURLToPath } from "node:url";
 import type { ChatThroughput } from "./chatbus.ts";
+import type { HistoryResult } from "./history.ts";
 import type { HooksResult } from "./hooks.ts";
 import type { HostileResult } from "./hostile.ts";
 import type { IdleResult } from "./idle.ts";
@@ -23,6 +24,7 @@ export interface BenchResults {
   latency: Distribution;
   idle: IdleResult;
   throughput: ThroughputResult[];
+  history: HistoryResult;
   fanout: Distribution;
   mailbox: MailboxResult;
   answer: Distribution;
@@ -40,6 +42,9 @@ export interface BenchResults {
 }
 
 type Row = [metric: string, target: string, measured: string, met: boolean | undefined];
+
+/** A ratio as a whole percentage. */
+const percent = (ratio: number) => `${Math.round(ratio * 100)} %`;
 
 /** The summary rows of the PostgreSQL store (one "not run" row without PostgreSQL). */
 function postgresRows(pg: PostgresResult | undefined): Row[] {
@@ -88,8 +93,12 @@ export function summaryTable(r: BenchResults): string {
   const chatStored = Math.max(...r.chat.throughput.map((t) => t.stored));
   const chatLost = r.chat.throughput.reduce((sum, t) => sum + t.lost, 0);
   const chatDuplicated = r.chat.throughput.reduce((sum, t) => sum + t.duplicated, 0);
-  const lost = r.throughput.reduce((n, t) => n + t.lost, 0);
-  const duplicated = r.throughput.reduce((n, t) => n + t.duplicated, 0);
+  const lost = r.throughput.reduce((n, t) => n + t.lost, 0) + r.history.throughput.lost;
+  const duplicated = r.throughput.reduce((n, t) => n + t.duplicated, 0) +
+    r.history.throughput.duplicated;
+  // Speed kept with the history: its throughput over the fresh one, the fresh latency over its.
+  const keptThroughput = r.history.throughput.perSecond / rate(4, 1);
+  const keptLatency = r.latency.p50 / r.history.latency.p50;
   const at100k = r.search.points.find((p) => p.messages === 100_000);
   const fts = r.quality.modes.find((m) => m.mode === "fts")!;
   const hybrid = r.quality.modes.find((m) => m.mode === "hybrid");
@@ -119,6 +128,18 @@ export function summaryTable(r: BenchResults): string {
       "≥ 5,000 msg/s",
       `${count(rate(4, 1))} msg/s`,
       rate(4, 1) >= 5000,
+    ],
+    [
+      `Throughput with ${count(r.history.stored)} messages stored (4 senders, 1 per call)`,
+      "≥ 90 % of fresh",
+      `${count(r.history.throughput.perSecond)} msg/s (${percent(keptThroughput)})`,
+      keptThroughput >= 0.9,
+    ],
+    [
+      `Delivery p50 with ${count(r.history.stored)} messages stored`,
+      "≥ 90 % of fresh",
+      `${ms(r.history.latency.p50)} (${percent(keptLatency)})`,
+      keptLatency >= 0.9,
     ],
     [
       "Messages lost / duplicated (all throughput runs)",
@@ -240,6 +261,16 @@ export function detailTable(r: BenchResults): string {
     [
       `Delivery latency p50 / p95 / p99 / max (${latency.samples} samples)`,
       `${ms(latency.p50)} / ${ms(latency.p95)} / ${ms(latency.p99)} / ${ms(latency.max)}`,
+    ],
+    [
+      `With ${count(r.history.stored)} messages stored: throughput 4 senders × 1 (${
+        Math.round(r.history.throughput.seconds)
+      } s); delivery p50 / p99 (${r.history.latency.samples} samples)`,
+      `${count(r.history.throughput.perSecond)} msg/s (${
+        count(r.history.throughput.sent)
+      } sent, ${r.history.throughput.lost} lost, ${r.history.throughput.duplicated} duplicated); ${
+        ms(r.history.latency.p50)
+      } / ${ms(r.history.latency.p99)}`,
     ],
     [
       `Idle (${idle.peers} peers, ${Math.round(idle.seconds)} s): commits seen, WAL growth`,

@@ -7,6 +7,7 @@
  */
 
 import { type Peer, startPeer } from "../tests/_helpers/peer.ts";
+import { type History, joinAtEnd } from "./_history.ts";
 
 /** Messages per second, and the loss check. */
 export interface ThroughputResult {
@@ -26,7 +27,14 @@ export interface ThroughputResult {
  */
 export async function benchThroughput(
   dir: string,
-  options: { senders: number; seconds: number; perCall: number; dbPath?: string },
+  options: {
+    senders: number;
+    seconds: number;
+    perCall: number;
+    dbPath?: string;
+    /** A database already holding this topic's history (see `_history.ts`). */
+    history?: History;
+  },
 ): Promise<ThroughputResult> {
   const dbPath = options.dbPath ?? `${dir}/throughput-${options.senders}-${options.perCall}.sqlite`;
   const senders: Peer[] = await Promise.all(
@@ -34,12 +42,11 @@ export async function benchThroughput(
   );
   await using reader = await startPeer({ dbPath, env: { AGENT_BUS_MAX_SYNC_ITEMS: "1000" } });
   try {
-    const topic = await reader.ok("topic_create", { name: "throughput" });
-    const topicId = topic.topic_id;
-    await reader.ok("topic_join", { agent_name: "reader", topic_id: topicId });
-    await Promise.all(
-      senders.map((s, i) => s.ok("topic_join", { agent_name: `sender-${i}`, topic_id: topicId })),
-    );
+    const { history } = options;
+    const topic = await reader.ok("topic_create", { name: history?.topicName ?? "throughput" });
+    const topicId = topic.topic_id as string;
+    await joinAtEnd(reader, topicId, "reader", history);
+    await Promise.all(senders.map((s, i) => joinAtEnd(s, topicId, `sender-${i}`, history)));
     let sending = true;
     const acked = new Set<string>();
     const received = new Map<string, number>();
