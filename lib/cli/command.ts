@@ -30,8 +30,6 @@ export interface CliContext {
 
 /** One `agent-bus <name>` command. */
 export interface Command {
-  /** One line for the top-level help. */
-  summary: string;
   /** The command's own `--help`. */
   usage: string;
   run(args: string[], ctx: CliContext): Promise<number> | number;
@@ -74,13 +72,11 @@ export type ParsedCommand<O extends Options> = ReturnType<typeof parseCommand<O>
  * `run` sees them (`--help` is answered by the dispatcher).
  */
 export function defineCommand<const O extends Options>(spec: {
-  summary: string;
   usage: string;
   options: O;
   run(parsed: ParsedCommand<O>, ctx: CliContext): Promise<number> | number;
 }): Command {
   return {
-    summary: spec.summary,
     usage: spec.usage,
     run: (args, ctx) => spec.run(parseCommand(args, spec.options), ctx),
   };

@@ -14,34 +14,67 @@ import { BusError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { PACKAGE_VERSION, SPEC_VERSION } from "../version.ts";
 import { type CliContext, type Command, UsageError } from "./command.ts";
-import { dbCommand } from "./commands/db.ts";
-import { doctorCommand } from "./commands/doctor.ts";
-import { exportCommand } from "./commands/export.ts";
-import { httpCommand } from "./commands/http.ts";
-import { installCommand, uninstallCommand } from "./commands/install.ts";
-import { mailCommand } from "./commands/mail.ts";
-import { postCommand } from "./commands/post.ts";
-import { searchCommand } from "./commands/search.ts";
 import { SERVE_OPTIONS, serveFromArgs } from "./commands/serve.ts";
-import { topicsCommand } from "./commands/topics.ts";
-import { watchCommand } from "./commands/watch.ts";
 import { type CliIo, createPrinter, PROCESS_IO, ReaderGone } from "./format.ts";
-import { ConfigSyntaxError } from "./install/config_edit.ts";
-import { main as runHookMain } from "./hook/mod.ts";
+import { ConfigSyntaxError } from "./install/config_error.ts";
 
-/** Every command, in the order the help lists them. */
-const COMMANDS: Record<string, Command> = {
-  topics: topicsCommand,
-  watch: watchCommand,
-  post: postCommand,
-  export: exportCommand,
-  search: searchCommand,
-  mail: mailCommand,
-  http: httpCommand,
-  install: installCommand,
-  uninstall: uninstallCommand,
-  doctor: doctorCommand,
-  db: dbCommand,
+/** A command as the dispatcher knows it: a line of help, and its module, loaded when it runs. */
+interface LazyCommand {
+  summary: string;
+  load(): Promise<Command>;
+}
+
+/**
+ * Every command, in the order the help lists them. A command's module (and
+ * what it needs: the HTTP server, the config editors, ...) is loaded only
+ * when it runs, so serving on stdio, what clients start, loads none of them.
+ */
+const COMMANDS: Record<string, LazyCommand> = {
+  topics: {
+    summary: "List, show, create, close, rename and delete topics; see who is present",
+    load: async () => (await import("./commands/topics.ts")).topicsCommand,
+  },
+  watch: {
+    summary: "Follow a topic live",
+    load: async () => (await import("./commands/watch.ts")).watchCommand,
+  },
+  post: {
+    summary: "Post a message to a topic as a person",
+    load: async () => (await import("./commands/post.ts")).postCommand,
+  },
+  export: {
+    summary: "Export a topic as Markdown or JSON",
+    load: async () => (await import("./commands/export.ts")).exportCommand,
+  },
+  search: {
+    summary: "Search every message (full text and semantic)",
+    load: async () => (await import("./commands/search.ts")).searchCommand,
+  },
+  mail: {
+    summary: "Send, list and drain direct mail; list running peers",
+    load: async () => (await import("./commands/mail.ts")).mailCommand,
+  },
+  http: {
+    summary: "Serve mailboxes and the peer tools over Streamable HTTP",
+    load: async () => (await import("./commands/http.ts")).httpCommand,
+  },
+  install: {
+    summary:
+      "Add this server to an MCP client's config (claude-code, codex, gemini, cursor, opencode, vscode)",
+    load: async () => (await import("./commands/install.ts")).installCommand,
+  },
+  uninstall: {
+    summary: "Remove this server from an MCP client's config",
+    load: async () => (await import("./commands/install.ts")).uninstallCommand,
+  },
+  doctor: {
+    summary: "Check the setup and say how to fix what is wrong",
+    load: async () => (await import("./commands/doctor.ts")).doctorCommand,
+  },
+  db: {
+    summary: "Database statistics, vacuum, migrations, re-index and wipe",
+    load: async () => (await import("./commands/db.ts")).dbCommand,
+  },
 };
 
 /** The top-level help text. */
@@ -86,7 +119,9 @@ export async function main(
   options: { io?: CliIo; cwd?: string } = {},
 ): Promise<number> {
   // A hook speaks its client's protocol on stdin/stdout, not the CLI's.
-  if (args[0] === "hook" && !options.io) return await runHookMain(args.slice(1), env);
+  if (args[0] === "hook" && !options.io) {
+    return await (await import("./hook/mod.ts")).main(args.slice(1), env);
+  }
   const cwd = options.cwd ?? Deno.cwd();
   const { config, warnings } = loadConfig(env, { cwd });
   const io = options.io ?? PROCESS_IO;
@@ -101,8 +136,9 @@ export async function main(
   };
   const first = args[0];
   if (first !== undefined && !first.startsWith("-")) {
-    const command = COMMANDS[first];
-    if (!command) return usageError(ctx, `Unknown command "${first}"`, USAGE);
+    const entry = COMMANDS[first];
+    if (!entry) return usageError(ctx, `Unknown command "${first}"`, USAGE);
+    const command = await entry.load();
     if (asksForHelp(args.slice(1))) {
       ctx.print.out(command.usage);
       return 0;

@@ -36,7 +36,6 @@ Commands:
 
 /** The `db` command group. */
 export const dbCommand: Command = defineCommand({
-  summary: "Database statistics, vacuum, migrations, re-index and wipe",
   usage: USAGE,
   options: {
     yes: { type: "boolean", short: "y" },

@@ -45,7 +45,6 @@ export interface Finding {
 
 /** The `doctor` command. */
 export const doctorCommand: Command = defineCommand({
-  summary: "Check the setup and say how to fix what is wrong",
   usage: USAGE,
   options: {
     deep: { type: "boolean" },

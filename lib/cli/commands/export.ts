@@ -30,7 +30,6 @@ Write a topic's messages, oldest first.
 
 /** The `export` command. */
 export const exportCommand: Command = defineCommand({
-  summary: "Export a topic as Markdown or JSON",
   usage: USAGE,
   options: {
     format: { type: "string", short: "f" },

@@ -32,7 +32,6 @@ or one given with --allow-origin (repeatable; also AGENT_BUS_HTTP_ALLOWED_ORIGIN
 
 /** The `http` command. */
 export const httpCommand: Command = defineCommand({
-  summary: "Serve mailboxes and the peer tools over Streamable HTTP",
   usage: USAGE,
   options: {
     host: { type: "string" },

@@ -347,8 +347,6 @@ async function apply(
 
 /** The `install` command. */
 export const installCommand: Command = defineCommand({
-  summary:
-    "Add this server to an MCP client's config (claude-code, codex, gemini, cursor, opencode, vscode)",
   usage: INSTALL_USAGE,
   options: OPTIONS,
   async run(parsed, ctx) {
@@ -390,7 +388,6 @@ export const installCommand: Command = defineCommand({
 
 /** The `uninstall` command. */
 export const uninstallCommand: Command = defineCommand({
-  summary: "Remove this server from an MCP client's config",
   usage: UNINSTALL_USAGE,
   options: OPTIONS,
   async run(parsed, ctx) {

@@ -24,7 +24,6 @@ Every command takes --json.`;
 
 /** The `mail` command group. */
 export const mailCommand: Command = defineCommand({
-  summary: "Send, list and drain direct mail; list running peers",
   usage: USAGE,
   options: {
     from: { type: "string" },

@@ -21,7 +21,6 @@ Post a message to a topic as a person. TEXT "-" reads the body from stdin.
 
 /** The `post` command. */
 export const postCommand: Command = defineCommand({
-  summary: "Post a message to a topic as a person",
   usage: USAGE,
   options: {
     as: { type: "string" },

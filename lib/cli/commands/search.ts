@@ -26,7 +26,6 @@ const USAGE = `Usage: agent-bus search QUERY [options]
 
 /** The `search` command. */
 export const searchCommand: Command = defineCommand({
-  summary: "Search every message (full text and semantic)",
   usage: USAGE,
   options: {
     mode: { type: "string" },

@@ -46,7 +46,6 @@ Every command takes --json for machine-readable output.`;
 
 /** The `topics` command group. */
 export const topicsCommand: Command = defineCommand({
-  summary: "List, show, create, close, rename and delete topics; see who is present",
   usage: USAGE,
   options: {
     json: { type: "boolean" },

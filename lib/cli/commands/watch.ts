@@ -26,7 +26,6 @@ Print a topic's messages as they arrive, until Ctrl-C.
 
 /** The `watch` command. */
 export const watchCommand: Command = defineCommand({
-  summary: "Follow a topic live",
   usage: USAGE,
   options: {
     from: { type: "string" },

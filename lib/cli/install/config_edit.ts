@@ -18,6 +18,7 @@ import {
   printParseErrorCode,
 } from "jsonc-parser";
 import { parse as parseToml } from "smol-toml";
+import { ConfigSyntaxError } from "./config_error.ts";
 
 /** A file's text after an edit, and whether anything changed. */
 export interface Edited {
@@ -25,14 +26,6 @@ export interface Edited {
   changed: boolean;
   /** The entry that was there before, if any. */
   previous: unknown;
-}
-
-/** A config file we cannot safely edit. */
-export class ConfigSyntaxError extends Error {
-  constructor(path: string, detail: string) {
-    super(`${path} is not valid (${detail}); fix or move it, then try again. Nothing was changed`);
-    this.name = "ConfigSyntaxError";
-  }
 }
 
 const FORMAT = { formattingOptions: { insertSpaces: true, tabSize: 2, eol: "\n" } };
