@@ -6,13 +6,14 @@
 
 import type { Peer } from "../tests/_helpers/peer.ts";
 
-/** Percentiles of a sample, in its unit. */
+/** Percentiles of a sample, in its unit, and the sample itself (sorted). */
 export interface Distribution {
   samples: number;
   p50: number;
   p95: number;
   p99: number;
   max: number;
+  values: number[];
 }
 
 /** The q-quantile (0..1) of `values`, by nearest rank. */
@@ -31,6 +32,7 @@ export function distribution(values: readonly number[]): Distribution {
     p95: quantile(values, 0.95),
     p99: quantile(values, 0.99),
     max: Math.max(...values),
+    values: [...values].sort((a, b) => a - b),
   };
 }
 

@@ -13,6 +13,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { runChart } from "./chart.ts";
 import { benchChatLatency, benchChatThroughput, type ChatThroughput } from "./chatbus.ts";
 import { benchConsoleEvents } from "./console.ts";
 import { benchFanout } from "./fanout.ts";
@@ -123,7 +124,12 @@ try {
   const when = startedAt.toISOString().replace("T", " ").slice(0, 16) + " UTC";
   const heading = `${when} · ${quick ? "quick" : "full"} run · commit ${await commit()} · ` +
     `${m.cores} cores, ${m.memoryGiB} GiB RAM, ${m.cpu}, ${m.os}, Deno ${m.deno}`;
-  await record({ heading, summary, details, full: !quick });
+  const stamp = startedAt.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 13);
+  const chart = {
+    name: `${stamp}-${await commit()}.svg`,
+    svg: runChart(heading, latency, throughput),
+  };
+  await record({ heading, summary, details, full: !quick, chart });
   progress(`recorded in docs/BENCHMARKS.md${quick ? "" : " and the README summary"}`);
 } finally {
   await Deno.remove(dir, { recursive: true });

@@ -1,7 +1,8 @@
 /**
  * The benchmark report: the summary against the targets, the detailed
- * measurements, and how both are recorded in docs/BENCHMARKS.md (and, for
- * a full run, in the README's summary).
+ * measurements, and how both are recorded in docs/BENCHMARKS.md with the
+ * run's picture in docs/bench/ (and, for a full run, in the README's
+ * summary and docs/bench/latest.svg).
  *
  * @module
  */
@@ -413,7 +414,14 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 /** Append the run to docs/BENCHMARKS.md; a full run also refreshes both summaries. */
 export async function record(
-  run: { heading: string; summary: string; details: string; full: boolean },
+  run: {
+    heading: string;
+    summary: string;
+    details: string;
+    full: boolean;
+    /** The run's picture: a file name under docs/bench/ and its SVG. */
+    chart: { name: string; svg: string };
+  },
 ): Promise<void> {
   const docPath = `${ROOT}docs/BENCHMARKS.md`;
   await Deno.mkdir(`${ROOT}docs`, { recursive: true });
@@ -436,7 +444,12 @@ says which one it ran on. The summary shows the latest full run; every run is ke
   const block =
     `<!-- bench:summary -->\nLatest full run: ${run.heading}\n\n${run.summary}\n<!-- /bench:summary -->`;
   if (run.full) doc = replaceSummary(doc, block);
-  doc = `${doc.trimEnd()}\n\n### ${run.heading}\n\n${run.summary}\n\n${run.details}\n`;
+  await Deno.mkdir(`${ROOT}docs/bench`, { recursive: true });
+  await Deno.writeTextFile(`${ROOT}docs/bench/${run.chart.name}`, run.chart.svg);
+  if (run.full) await Deno.writeTextFile(`${ROOT}docs/bench/latest.svg`, run.chart.svg);
+  const picture = `![Delivery latency and throughput of this run](bench/${run.chart.name})`;
+  doc =
+    `${doc.trimEnd()}\n\n### ${run.heading}\n\n${picture}\n\n${run.summary}\n\n${run.details}\n`;
   await Deno.writeTextFile(docPath, doc);
   if (run.full) {
     const readmePath = `${ROOT}README.md`;
