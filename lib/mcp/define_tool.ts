@@ -150,28 +150,32 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
   return {
     name: spec.name,
     bind(config: ResolvedConfig): BoundTool {
-      const input = typeof spec.input === "function" ? spec.input(config) : spec.input;
-      const description = typeof spec.description === "function"
-        ? spec.description(config)
-        : spec.description;
       // Some clients reject dots in tool names: bus.send can be served as bus_send.
       const name = config.toolNames === "underscore" ? spec.name.replaceAll(".", "_") : spec.name;
-      const descriptor: McpToolDescriptor = {
-        name,
-        title: spec.title,
-        description,
-        inputSchema: inputJsonSchema(input),
-        ...(spec.output ? { outputSchema: outputJsonSchema(spec.output) } : {}),
-        annotations: { title: spec.title, ...spec.annotations },
-      };
+      // Built on first use, not at start-up: a server answers `initialize` before it lists tools.
+      let input: I | undefined;
+      const inputSchema = () =>
+        input ??= typeof spec.input === "function" ? spec.input(config) : spec.input;
+      let descriptor: McpToolDescriptor | undefined;
       return {
         name,
-        descriptor,
+        get descriptor() {
+          return descriptor ??= {
+            name,
+            title: spec.title,
+            description: typeof spec.description === "function"
+              ? spec.description(config)
+              : spec.description,
+            inputSchema: inputJsonSchema(inputSchema()),
+            ...(spec.output ? { outputSchema: outputJsonSchema(spec.output) } : {}),
+            annotations: { title: spec.title, ...spec.annotations },
+          };
+        },
         async call(rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult> {
           try {
             const unusable = spec.usesDb ? ctx.bus.store.check() : undefined;
             if (unusable) throw unusable;
-            const output = await spec.run(parseInput(input, rawArgs ?? {}), ctx);
+            const output = await spec.run(parseInput(inputSchema(), rawArgs ?? {}), ctx);
             return successResult(output, {
               warningsInText: spec.warningsInText ?? true,
               structured: spec.output !== undefined,
