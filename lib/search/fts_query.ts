@@ -37,6 +37,8 @@ export interface FtsExpressions {
   any: string;
   /** The words searched, as typed. */
   terms: string[];
+  /** Only stop words: it matches nearly every message, so ranking every match says little. */
+  broad: boolean;
 }
 
 /**
@@ -59,6 +61,7 @@ export function toFtsExpressions(text: string): FtsExpressions | undefined {
     all: (meaningful.length > 0 ? meaningful : clauses).join(" AND "),
     any: clauses.join(" OR "),
     terms,
+    broad: meaningful.length === 0,
   };
 }
 

@@ -49,6 +49,8 @@ export const MAX_SEARCH_LIMIT = 100;
 export const MAX_QUERY_CHARS = 16384;
 /** A vector index unused this long is dropped to free its memory. */
 const INDEX_IDLE_MS = 10 * 60_000;
+/** Matches a query of stop words only is ranked among: the most recent ones. */
+const BROAD_QUERY_CANDIDATES = 5000;
 /** Longest wait for the query's embedding. */
 const QUERY_EMBED_TIMEOUT_MS = 3000;
 
@@ -268,6 +270,8 @@ export class SearchEngine {
         messageType: args.messageType,
         since: args.since,
         until: args.until,
+        // A query of stop words only is ranked among its newest matches (see ftsSearch).
+        newest: expressions.broad ? BROAD_QUERY_CANDIDATES : undefined,
       });
     return this.#store.read(() => {
       const every = run(expressions.all);

@@ -12,7 +12,10 @@ Deno.test("toFtsExpressions() quotes every word and drops words with nothing to 
     all: '"foo-bar" AND """baz"',
     any: '"foo-bar" OR """baz"',
     terms: ["foo-bar", '"baz'],
+    broad: false,
   });
+  assert.equal(toFtsExpressions("the of a")?.broad, true, "only stop words");
+  assert.equal(toFtsExpressions("the cursor")?.broad, false);
   assert.equal(toFtsExpressions('  " ( ) - * ^ '), undefined);
   assert.equal(toFtsExpressions("🚀🚀"), undefined);
   assert.equal(toFtsExpressions("a ".repeat(100))?.terms.length, MAX_QUERY_TERMS);

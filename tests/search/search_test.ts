@@ -179,3 +179,21 @@ sqliteTest(
     assert.equal(await engine.indexer.runOnce(), false, "nothing left to do");
   },
 );
+
+Deno.test("a query of stop words only is ranked among its newest matches", async () => {
+  await using tmp = await tmpDir();
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  await using engine = openTestSearch(bus);
+  // 5,100 messages with "the": the oldest 100 fall outside the 5,000 newest matches ranked.
+  for (let first = 0; first < 5100; first += 50) {
+    await seedTopic(bus, "chatter", Array.from({ length: 50 }, (_, i) => `the note ${first + i}`));
+  }
+  const result = await fts(engine, { query: "the", includeContent: true });
+  assert.equal(result.count, 20);
+  for (const hit of result.results) {
+    assert.ok(Number(hit.content_markdown!.split(" ")[2]) >= 100, hit.content_markdown);
+  }
+  // A query with a meaningful word still ranks every match.
+  await seedTopic(bus, "chatter", ["the note about the oldest thing"]);
+  assert.equal((await fts(engine, { query: "the oldest" })).count, 1);
+});
