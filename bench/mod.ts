@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { runChart } from "./chart.ts";
 import { benchChatLatency, benchChatThroughput, type ChatThroughput } from "./chatbus.ts";
 import { benchConsoleEvents } from "./console.ts";
+import { benchContention } from "./contention.ts";
 import { benchFanout } from "./fanout.ts";
 import { benchWithHistory } from "./history.ts";
 import { benchHooks } from "./hooks.ts";
@@ -60,6 +61,8 @@ try {
     samples: size(500, 100),
     seconds: size(10, 3),
   });
+  progress("contention: 16 processes sending at once");
+  const contention = await benchContention(dir, { processes: 16, sends: size(100, 30) });
   progress("fan-out to 16 receivers");
   const fanout = await benchFanout(dir, 16, size(100, 20));
   progress("HTTP mailboxes: 8 clients, send + check_mail");
@@ -102,6 +105,7 @@ try {
     idle,
     throughput,
     history,
+    contention,
     fanout,
     mailbox,
     answer,

@@ -9,6 +9,7 @@
 
 import { fileURLToPath } from "node:url";
 import type { ChatThroughput } from "./chatbus.ts";
+import type { ContentionResult } from "./contention.ts";
 import type { HistoryResult } from "./history.ts";
 import type { HooksResult } from "./hooks.ts";
 import type { HostileResult } from "./hostile.ts";
@@ -17,7 +18,7 @@ import type { MailboxResult } from "./mailbox.ts";
 import type { PostgresResult } from "./postgres.ts";
 import type { QualityResult } from "./quality.ts";
 import type { SearchPoint } from "./search.ts";
-import { count, type Distribution, markdownTable, ms } from "./_stats.ts";
+import { count, type Distribution, markdownTable, ms, quantile } from "./_stats.ts";
 import type { ThroughputResult } from "./throughput.ts";
 
 /** Everything one run measured. */
@@ -26,6 +27,7 @@ export interface BenchResults {
   idle: IdleResult;
   throughput: ThroughputResult[];
   history: HistoryResult;
+  contention: ContentionResult;
   fanout: Distribution;
   mailbox: MailboxResult;
   answer: Distribution;
@@ -141,6 +143,12 @@ export function summaryTable(r: BenchResults): string {
       "≥ 90 % of fresh",
       `${ms(r.history.latency.p50)} (${percent(keptLatency)})`,
       keptLatency >= 0.9,
+    ],
+    [
+      `${r.contention.processes} processes sending at once: per send p99`,
+      "≤ 50 ms",
+      ms(r.contention.latency.p99),
+      r.contention.latency.p99 <= 50,
     ],
     [
       "Messages lost / duplicated (all throughput runs)",
@@ -278,6 +286,12 @@ export function detailTable(r: BenchResults): string {
       } sent, ${r.history.throughput.lost} lost, ${r.history.throughput.duplicated} duplicated); ${
         ms(r.history.latency.p50)
       } / ${ms(r.history.latency.p99)}`,
+    ],
+    [
+      `${r.contention.processes} processes sending at once: per send p50 / p90 / p99 / max (${r.contention.latency.samples} sends); rate`,
+      `${ms(r.contention.latency.p50)} / ${ms(quantile(r.contention.latency.values, 0.9))} / ${
+        ms(r.contention.latency.p99)
+      } / ${ms(r.contention.latency.max)}; ${count(r.contention.perSecond)} msg/s`,
     ],
     [
       `Idle (${idle.peers} peers, ${Math.round(idle.seconds)} s): commits seen, WAL growth`,
