@@ -134,8 +134,8 @@ export function readMigrationState(
 }
 
 /**
- * Delete the bus at `location`: a SQLite file and its `-wal`, `-shm` and
- * `-journal` companions, or our tables in a PostgreSQL database.
+ * Delete the bus at `location`: a SQLite file and its `-wal`, `-shm`,
+ * `-journal` and `-lock` companions, or our tables in a PostgreSQL database.
  *
  * @returns what was removed (files or tables)
  */

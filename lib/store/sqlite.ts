@@ -9,12 +9,15 @@
  *
  * Writes go through `immediate(fn)`: `BEGIN IMMEDIATE` takes the write lock
  * up front, so a transaction never fails half-way on a read-to-write upgrade.
- * SQLite's own busy handler sleeps at least a millisecond per retry, ten
- * times longer than our transactions hold the lock, so under contention it
- * wastes most of the time; the store waits itself instead: a few short
- * synchronous naps (tens of microseconds, growing) and then longer ones
- * with the event loop free, so a database locked for long never freezes the
- * server's other requests. `fn` is synchronous on purpose: with one
+ * Writers first wait for their turn in a line shared by every process
+ * (`write_queue.ts`), so the lock goes to them in the order they came and
+ * nobody retries while the line moves. Only a program outside the line can
+ * still hold the lock then; SQLite's own busy handler sleeps at least a
+ * millisecond per retry, ten times longer than our transactions hold the
+ * lock, so the store waits itself: a few short synchronous naps (tens of
+ * microseconds, growing) and then millisecond ones with the event loop
+ * free, so a database locked for long never freezes the server's other
+ * requests. `fn` is synchronous on purpose: with one
  * connection shared by every request of the process, an `await` inside a
  * transaction would let another request's statements into it.
  *
@@ -37,6 +40,7 @@ import type { Logger } from "../log.ts";
 import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
 import { ensureSchema, type MigrationState, migrationState, schemaMismatch } from "./migrate.ts";
 import type { Store, StoreOptions } from "./mod.ts";
+import { WriteQueue } from "./write_queue.ts";
 
 /** Naps (ms) between the first attempts to take the write lock, spent blocking. */
 const LOCK_NAPS_MS = [
@@ -77,6 +81,7 @@ export class SqliteStore implements Store {
   readonly #busyTimeoutMs: number;
   readonly #log: Logger;
   readonly #statements = new Map<string, StatementSync>();
+  readonly #queue: WriteQueue;
   #db: DatabaseSync | undefined;
   #identity: FileIdentity | undefined;
   #verifiedAt = 0;
@@ -89,6 +94,7 @@ export class SqliteStore implements Store {
     this.path = path;
     this.#busyTimeoutMs = options.busyTimeoutMs;
     this.#log = options.log;
+    this.#queue = new WriteQueue(path === ":memory:" ? undefined : `${path}-lock`);
   }
 
   /**
@@ -132,31 +138,35 @@ export class SqliteStore implements Store {
    */
   async immediate<T>(fn: () => T): Promise<T> {
     const deadline = performance.now() + this.#busyTimeoutMs;
-    let db = this.#connection(true);
-    for (let attempt = 0;; attempt++) {
-      try {
-        db.exec("BEGIN IMMEDIATE");
-        break;
-      } catch (error) {
-        if (!isBusy(error) || performance.now() >= deadline) throw this.#fail(error);
-        const nap = LOCK_NAPS_MS[attempt];
-        if (nap !== undefined) {
-          napSync(nap * (0.5 + Math.random()));
-        } else {
-          // Held for long: wait with the event loop free; jitter spreads competing processes.
-          const ms = 1 + Math.random() * Math.min(attempt - LOCK_NAPS_MS.length + 1, 10);
-          await new Promise((resolve) => setTimeout(resolve, ms));
-          db = this.#connection(true);
+    const leave = await this.#queue.turn(this.#busyTimeoutMs);
+    try {
+      let db = this.#connection(true);
+      for (let attempt = 0;; attempt++) {
+        try {
+          db.exec("BEGIN IMMEDIATE");
+          break;
+        } catch (error) {
+          if (!isBusy(error) || performance.now() >= deadline) throw this.#fail(error);
+          const nap = LOCK_NAPS_MS[attempt];
+          if (nap !== undefined) {
+            napSync(nap * (0.5 + Math.random()));
+          } else {
+            // Held for long: wait with the event loop free.
+            await new Promise((resolve) => setTimeout(resolve, 1 + Math.random()));
+            db = this.#connection(true);
+          }
         }
       }
-    }
-    try {
-      const result = fn();
-      db.exec("COMMIT");
-      return result;
-    } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
-      throw this.#fail(error);
+      try {
+        const result = fn();
+        db.exec("COMMIT");
+        return result;
+      } catch (error) {
+        if (db.isTransaction) db.exec("ROLLBACK");
+        throw this.#fail(error);
+      }
+    } finally {
+      leave();
     }
   }
 
@@ -229,6 +239,7 @@ export class SqliteStore implements Store {
   /** Close the connection for good (process shutdown). */
   close(): void {
     this.#closeConnection();
+    this.#queue.close();
     this.#failure = new BusError("DB_UNAVAILABLE", "The database is closed");
     this.#retryAt = Infinity;
   }
@@ -363,14 +374,14 @@ export function readMigrationState(path: string): MigrationState | undefined {
 }
 
 /**
- * Delete the database file and its `-wal`, `-shm` and `-journal` companions.
+ * Delete the database file and its `-wal`, `-shm`, `-journal` and `-lock` companions.
  * A stale `-wal` left beside a new file would be replayed into it.
  *
  * @returns the paths that existed and were removed
  */
 export function wipeDatabase(path: string): string[] {
   const removed: string[] = [];
-  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`, `${path}-lock`]) {
     try {
       Deno.removeSync(file);
       removed.push(file);

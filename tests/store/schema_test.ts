@@ -211,7 +211,7 @@ Deno.test("openStore() is safe when many processes open one cold database at onc
   db.close();
 });
 
-Deno.test("wipeDatabase() removes the file and its WAL companions", async () => {
+Deno.test("wipeDatabase() removes the file, its WAL companions and its lock file", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
   const store = openStore(path, { busyTimeoutMs: 1000, log });
@@ -221,7 +221,8 @@ Deno.test("wipeDatabase() removes the file and its WAL companions", async () => 
   const removed = wipeDatabase(path, { busyTimeoutMs: 1000, log });
   assert.ok(removed.includes(path));
   assert.ok(removed.includes(`${path}-wal`));
-  for (const suffix of ["", "-wal", "-shm"]) {
+  assert.ok(removed.includes(`${path}-lock`), "the writers' line file goes too");
+  for (const suffix of ["", "-wal", "-shm", "-lock"]) {
     await assert.rejects(Deno.stat(`${path}${suffix}`), Deno.errors.NotFound);
   }
   keep.close();

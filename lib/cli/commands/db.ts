@@ -30,7 +30,7 @@ Commands:
                  embedding endpoint; see the README's Search section)
   copy FROM TO   Copy a whole bus from one store to another (SQLite file or postgres://
                  URL, either way); TO must be empty. Progress on stderr, counts checked
-  wipe --yes     Delete the database file (AGENT_BUS_DB) and its -wal/-shm files, or our
+  wipe --yes     Delete the database file (AGENT_BUS_DB) and its -wal/-shm/-lock files, or our
                  tables in PostgreSQL. Every topic and message is lost. Asks first
                  unless --yes is given`;
 
