@@ -39,7 +39,7 @@ import {
   takenMessageIds,
 } from "../store/messages.ts";
 import type { Store } from "../store/mod.ts";
-import { codeTerms } from "../store/terms.ts";
+import { termsForSend } from "../store/search.ts";
 import { bumpTopicsVersion, type TopicRow } from "../store/topics.ts";
 import { newId } from "./ids.ts";
 import { type Message, toMessage } from "./messages.ts";
@@ -102,7 +102,7 @@ interface Round {
 
 interface PreparedItem {
   contentMarkdown: string;
-  /** Index terms of the body, computed before the write lock is taken. */
+  /** Index terms of the body, computed before the write lock is taken (see `termsForSend`). */
   terms: string;
   messageType: string;
   replyTo: string | null;
@@ -387,7 +387,7 @@ function prepareOutbox(bus: Bus, outbox: OutgoingMessage[]): PreparedItem[] {
       : cleanName(item.client_message_id, `${at}.client_message_id`, MAX_CLIENT_MESSAGE_ID_CHARS);
     return {
       contentMarkdown: item.content_markdown,
-      terms: codeTerms(item.content_markdown),
+      terms: termsForSend(bus.store, item.content_markdown),
       messageType: cleanName(
         item.message_type ?? "message",
         `${at}.message_type`,

@@ -1,6 +1,7 @@
 /**
- * Background index upkeep: code terms for rows other programs wrote, and
- * chunk vectors for semantic search.
+ * Background index upkeep: full-text rows of new messages (SQLite writes
+ * them after the send, see `store/search.ts`), code terms for rows other
+ * programs wrote, and chunk vectors for semantic search.
  *
  * Every server process runs this loop, but only one at a time embeds: the
  * holder of the `embeddings` lease, which expires if its holder dies. A
@@ -23,7 +24,7 @@ import type { EmbeddingsConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { claimLease, leaseHolder, releaseLease } from "../store/leases.ts";
 import type { Store } from "../store/mod.ts";
-import { hasPendingTerms, pendingTerms, setTerms } from "../store/search.ts";
+import { catchUpIndex, hasPendingTerms, pendingTerms, setTerms } from "../store/search.ts";
 import { codeTerms } from "../store/terms.ts";
 import {
   embedCounts,
@@ -135,7 +136,8 @@ export class Indexer {
    */
   async runOnce(): Promise<boolean> {
     if (this.#store.check()) return false;
-    let worked = await this.#drainTerms();
+    let worked = (await catchUpIndex(this.#store)) > 0;
+    worked = (await this.#drainTerms()) || worked;
     if (this.#config.autoindex) worked = (await this.#embedRound()) || worked;
     return worked;
   }

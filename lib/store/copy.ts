@@ -5,8 +5,8 @@
  * Table by table, in key order, a page at a time: each page is read in one
  * read transaction of the source and written in one write transaction of
  * the target, so neither store is locked for long and memory stays bounded.
- * The index table goes before the messages (SQLite's insert trigger then
- * stands aside, as for our own inserts). Presence rows (waits, typing,
+ * The source's unindexed messages are indexed first, and the index table
+ * goes before the messages (SQLite's insert trigger then stands aside). Presence rows (waits, typing,
  * leases) are not copied: they describe processes of the source. The
  * target must hold no bus yet; at the end the row counts of every copied
  * table are compared.
@@ -16,6 +16,7 @@
 
 import { BusError } from "../errors.ts";
 import type { SqlValue, Store } from "./mod.ts";
+import { catchUpIndex } from "./search.ts";
 
 /** One table to copy and the columns that order it. */
 interface CopyTable {
@@ -86,6 +87,8 @@ export async function copyBus(
         "an empty database, or wipe it first with agent-bus db wipe",
     );
   }
+  // Messages the source has not indexed yet get their index rows there first, so they travel.
+  await catchUpIndex(from);
   const total = from.read(() => TABLES.reduce((sum, t) => sum + count(from, t.table), 0));
   let copied = 0;
   onProgress(0, total);

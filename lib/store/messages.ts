@@ -9,6 +9,7 @@
  */
 
 import type { Store } from "./mod.ts";
+import { indexesWithTheSend } from "./search.ts";
 
 /** A row of `messages`. */
 export interface MessageRow {
@@ -24,7 +25,11 @@ export interface MessageRow {
   created_at: number;
 }
 
-/** A message to insert, with its code terms (see `terms.ts`), derived before the write lock is taken. */
+/**
+ * A message to insert, with its code terms (see `terms.ts`), derived before
+ * the write lock is taken where the index row goes in with the message
+ * (empty elsewhere).
+ */
 export type NewMessageRow = MessageRow & { terms: string };
 
 /** The next seq to allocate in a topic, creating its `topic_seq` row if missing. */
@@ -64,32 +69,26 @@ export function latestSeq(store: Store, topicId: string): number {
 }
 
 /**
- * Insert a message and its full-text index row (body plus code terms).
- *
- * The index row goes in first, under the rowid the message will get, so the
- * index trigger (there for other programs' inserts) sees it and stands aside.
- * Inside the write lock nobody else can take that rowid meanwhile. SQLite
- * reads the rowid first; PostgreSQL computes it inside both inserts, which
- * then travel to the server without a round trip of their own.
+ * Insert a message. On SQLite its full-text index row follows later (the
+ * insert trigger queues it, see `search.ts`). On PostgreSQL the index row
+ * goes in with it, first, under the rowid the message will get, computed
+ * inside both inserts, which then travel to the server without a round
+ * trip of their own; inside the write lock nobody else can take that rowid.
  */
 export function insertMessage(store: Store, row: NewMessageRow): void {
-  const computed = store.engine === "postgres";
-  const rowid = computed ? "(SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages)" : "?";
-  const given = computed ? [] : [
-    (store.stmt("SELECT COALESCE(MAX(rowid), 0) + 1 AS next FROM messages").get() as {
-      next: number;
-    }).next,
-  ];
+  const postgres = indexesWithTheSend(store);
+  const rowid = "(SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages)";
+  if (postgres) {
+    store.stmt(
+      `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
+       VALUES (${rowid}, ?, ?, ?, ?)`,
+    ).run(row.content_markdown, row.terms, row.message_id, row.topic_id);
+  }
   store.stmt(
-    `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
-     VALUES (${rowid}, ?, ?, ?, ?)`,
-  ).run(...given, row.content_markdown, row.terms, row.message_id, row.topic_id);
-  store.stmt(
-    `INSERT INTO messages (rowid, message_id, topic_id, seq, sender, message_type, reply_to,
-       content_markdown, metadata_json, client_message_id, created_at)
-     VALUES (${rowid}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO messages (${postgres ? "rowid, " : ""}message_id, topic_id, seq, sender,
+       message_type, reply_to, content_markdown, metadata_json, client_message_id, created_at)
+     VALUES (${postgres ? `${rowid}, ` : ""}?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
-    ...given,
     row.message_id,
     row.topic_id,
     row.seq,

@@ -7,6 +7,7 @@
  */
 
 import type { Store } from "./mod.ts";
+import { unindexedCount } from "./search.ts";
 
 /** What `db stats` reports from inside the database. */
 export interface DbCounts {
@@ -14,7 +15,7 @@ export interface DbCounts {
   messages: number;
   questions: { pending: number; answered: number; cancelled: number };
   mail: { unread: number; total: number };
-  /** Messages whose code-aware search terms are not computed yet. */
+  /** Messages not yet in the full-text index, or there without their code terms. */
   search_backlog: number;
   vectors: { chunks: number; models: number };
   /** SQLite's facts about the file (SQLite only). */
@@ -49,7 +50,7 @@ export function dbCounts(store: Store): DbCounts {
       unread: one("SELECT COUNT(*) FROM bus_mailbox WHERE done = 0"),
       total: one("SELECT COUNT(*) FROM bus_mailbox"),
     },
-    search_backlog: one("SELECT COUNT(*) FROM bus_terms_queue"),
+    search_backlog: one("SELECT COUNT(*) FROM bus_terms_queue") + unindexedCount(store),
     vectors: {
       chunks: one("SELECT COUNT(*) FROM bus_chunks"),
       models: one("SELECT COUNT(DISTINCT model) FROM bus_chunks"),

@@ -133,7 +133,15 @@ sqliteTest(
 
     const dry = JSON.parse((await cli(["db", "migrate", "--dry-run", "--json"], env)).stdout);
     assert.equal(dry.from, 3);
-    assert.deepEqual(dry.pending.map((m: { version: number }) => m.version), [4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(dry.pending.map((m: { version: number }) => m.version), [
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+    ]);
     const untouched = new DatabaseSync(dbPath, { readOnly: true });
     assert.equal(
       untouched.prepare("SELECT name FROM sqlite_master WHERE name = 'questions'").get(),
@@ -145,9 +153,9 @@ sqliteTest(
     assert.equal(applied.code, 0, applied.stderr);
     assert.match(
       applied.stdout,
-      /Applied 6 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting.*\n {2}7\. find mail by sender.*\n {2}8\. the AgentChatBus dialect.*\n {2}9\. who each MCP session is/,
+      /Applied 7 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting.*\n {2}7\. find mail by sender.*\n {2}8\. the AgentChatBus dialect.*\n {2}9\. who each MCP session is.*\n {2}10\. the full-text index/,
     );
-    assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 9\)/);
+    assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 10\)/);
     await using peer = await startPeer({ dbPath });
     const found = await peer.ok("messages_search", { query: "survives", mode: "fts" }) as {
       results: unknown[];

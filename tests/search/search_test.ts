@@ -154,7 +154,7 @@ Deno.test("search never fails on hostile queries, only on a blank one", async ()
 });
 
 sqliteTest(
-  "messages inserted by another program get their code terms in the background",
+  "messages inserted by another program are indexed whole, code terms too, before a search",
   "the original program writing the same file; no other program writes a PostgreSQL bus",
   async () => {
     await using tmp = await tmpDir();
@@ -168,15 +168,39 @@ sqliteTest(
      VALUES ('foreign1', ?, 2, 'other', 'message', 'they call fetchRemoteConfig here', 1)`,
     ).run(topicId);
     raw.close();
-    assert.equal(
-      (await fts(engine, { query: "fetchRemoteConfig" })).count,
-      1,
-      "the body is indexed at once",
-    );
-    assert.equal((await fts(engine, { query: "remote config" })).count, 0, "its parts come later");
-    assert.equal(await engine.indexer.runOnce(), true);
-    assert.equal((await fts(engine, { query: "remote config" })).count, 1);
+    assert.equal((await fts(engine, { query: "fetchRemoteConfig" })).count, 1);
+    assert.equal((await fts(engine, { query: "remote config" })).count, 1, "its parts at once");
     assert.equal(await engine.indexer.runOnce(), false, "nothing left to do");
+  },
+);
+
+sqliteTest(
+  "a sent message waits for its index row outside the send, and the indexer writes it",
+  "PostgreSQL writes the index row in the send's transaction",
+  async () => {
+    await using tmp = await tmpDir();
+    const path = `${tmp.path}/bus.sqlite`;
+    await using bus = openTestBus(path);
+    await using engine = openTestSearch(bus, { AGENT_BUS_EMBEDDINGS_AUTOINDEX: "0" });
+    await seedTopic(bus, "t", ["the zeppelin uses parseHttpHeader"]);
+    const indexed = () =>
+      bus.store.read(() =>
+        bus.store.stmt("SELECT COUNT(*) AS n FROM bus_fts").get() as { n: number }
+      ).n;
+    assert.equal(indexed(), 0, "the send wrote no index row");
+    assert.equal(await engine.indexer.runOnce(), true);
+    assert.equal(indexed(), 1);
+    assert.equal((await fts(engine, { query: "http header" })).count, 1, "code terms included");
+    assert.equal(await engine.indexer.runOnce(), false, "nothing left to do");
+    const raw = new DatabaseSync(path);
+    raw.exec("UPDATE messages SET content_markdown = 'the airship now'");
+    assert.equal((await fts(engine, { query: "zeppelin" })).count, 0, "an edit drops the old row");
+    assert.equal((await fts(engine, { query: "airship" })).count, 1, "and indexes the new body");
+    raw.exec("UPDATE messages SET content_markdown = 'a blimp'");
+    raw.exec("DELETE FROM messages");
+    raw.close();
+    assert.equal(await engine.indexer.runOnce(), false, "a deleted message leaves no queue row");
+    assert.equal((await fts(engine, { query: "blimp" })).count, 0);
   },
 );
 

@@ -41,7 +41,7 @@ import {
   nextSeq,
   setNextSeq,
 } from "../../store/messages.ts";
-import { codeTerms } from "../../store/terms.ts";
+import { termsForSend } from "../../store/search.ts";
 import { bumpTopicsVersion } from "../../store/topics.ts";
 import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
@@ -186,7 +186,7 @@ function preparePost(bus: Bus, args: PostArgs): Prepared {
   return {
     author: cleanName(args.author, "author", MAX_AUTHOR_CHARS),
     content,
-    terms: codeTerms(content),
+    terms: termsForSend(bus.store, content),
     role,
     priority,
     metadata: withMentions,

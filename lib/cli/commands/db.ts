@@ -117,7 +117,7 @@ async function stats(ctx: CliContext, json: boolean): Promise<number> {
     `Messages  ${counts.messages}`,
     `Questions ${counts.questions.pending} pending, ${counts.questions.answered} answered, ${counts.questions.cancelled} cancelled`,
     `Mail      ${counts.mail.unread} unread of ${counts.mail.total}`,
-    `Search    ${counts.search_backlog} message(s) waiting for code-aware terms; semantic index ` +
+    `Search    ${counts.search_backlog} message(s) waiting for the full-text index; semantic index ` +
     `(${index.model}): ${index.indexed} indexed, ${index.backlog} waiting, ${index.failed} failed; ` +
     `${counts.vectors.chunks} vector chunk(s) for ${counts.vectors.models} model(s)`,
   ].join("\n"));
