@@ -1,12 +1,14 @@
 /**
  * Reply tokens stay bounded: each post issues one and consumes one, and a
  * holder's consumed tokens are dropped once they are past keeping, so the
- * table does not grow with the number of posts.
+ * table does not grow with the number of posts. Tokens have AgentChatBus's
+ * formats and are stored as their SHA-256.
  */
 
 import assert from "node:assert/strict";
 import { busConnect } from "../../lib/bus/chat/connect.ts";
 import { postMessage } from "../../lib/bus/chat/post.ts";
+import { hashSecret, newAgentToken, newReplyToken } from "../../lib/bus/chat/wire.ts";
 import { Session } from "../../lib/bus/session.ts";
 import { openTestBus } from "../_helpers/bus.ts";
 import { readRows } from "../_helpers/store.ts";
@@ -37,4 +39,17 @@ Deno.test("a chatbus agent's consumed reply tokens are dropped after ten minutes
   clock += 601;
   await postOnce("ten minutes later");
   assert.equal(await tokens(), 2, "only the token just consumed and the new one are left");
+});
+
+Deno.test("tokens are random in AgentChatBus's formats and stored only as their SHA-256", () => {
+  assert.equal(
+    hashSecret("abc"),
+    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+  );
+  const agentTokens = new Set(Array.from({ length: 50 }, newAgentToken));
+  const replyTokens = new Set(Array.from({ length: 50 }, newReplyToken));
+  assert.equal(agentTokens.size, 50);
+  assert.equal(replyTokens.size, 50);
+  for (const token of agentTokens) assert.match(token, /^[0-9a-f]{64}$/);
+  for (const token of replyTokens) assert.match(token, /^[A-Za-z0-9_-]{32}$/);
 });

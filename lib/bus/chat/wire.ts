@@ -6,7 +6,7 @@
  * @module
  */
 
-import { createHash, randomBytes } from "node:crypto";
+import process from "node:process";
 import type { AttachmentRow, ChatMessageRow, ReactionRow } from "../../store/chat.ts";
 import { parseMetadata } from "../validate.ts";
 
@@ -31,19 +31,29 @@ export function fromIso(text: string): number | undefined {
   return Number.isFinite(ms) ? ms / 1000 : undefined;
 }
 
+/**
+ * `node:crypto`, loaded on first use: evaluating it costs about 20 ms, which
+ * every server would pay at start-up although only the chatbus dialect
+ * hashes tokens (Web Crypto has no synchronous hash).
+ */
+let nodeCrypto: typeof import("node:crypto") | undefined;
+
 /** SHA-256 of a secret, hex: the only form in which tokens are stored. */
 export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
+  nodeCrypto ??= process.getBuiltinModule("node:crypto") as typeof import("node:crypto");
+  return nodeCrypto.createHash("sha256").update(secret).digest("hex");
 }
 
 /** A new agent token (32 random bytes, hex, as AgentChatBus issues them). */
 export function newAgentToken(): string {
-  return randomBytes(32).toString("hex");
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** A new reply token (24 random bytes, base64url). */
 export function newReplyToken(): string {
-  return randomBytes(24).toString("base64url");
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_");
 }
 
 /** A reaction as tools return it. */
