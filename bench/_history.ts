@@ -33,6 +33,8 @@ export async function loadHistory(path: string, count: number): Promise<History>
     }) as { sent: { message: { seq: number } }[] };
     lastSeq = result.sent.at(-1)!.message.seq;
   }
+  // A search brings the full-text index up to date: the history is stored and indexed.
+  await loader.ok("messages_search", { query: "build", limit: 1 });
   return { topicName: "history", lastSeq };
 }
 

@@ -3,10 +3,11 @@
  * them after the send, see `store/search.ts`), code terms for rows other
  * programs wrote, and chunk vectors for semantic search.
  *
- * Every server process runs this loop, but only one at a time embeds: the
- * holder of the `embeddings` lease, which expires if its holder dies. A
- * round first looks, with reads only, for work: queued terms rows, or
- * messages beyond the index's high or low water mark. Only when there is
+ * Every server process runs this loop, but only one at a time embeds (the
+ * holder of the `embeddings` lease) and only one writes full-text rows (the
+ * holder of `full-text`); a lease expires if its holder dies. A
+ * round first looks, with reads only, for work: unindexed messages, queued
+ * terms rows, or messages beyond the index's high or low water mark. Only when there is
  * work, and the endpoint is not benched, does it write (claim the lease,
  * store vectors). So an idle bus, or one without an embedding endpoint,
  * costs a couple of cheap reads a second and no writes. On a store that
@@ -24,7 +25,13 @@ import type { EmbeddingsConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { claimLease, leaseHolder, releaseLease } from "../store/leases.ts";
 import type { Store } from "../store/mod.ts";
-import { catchUpIndex, hasPendingTerms, pendingTerms, setTerms } from "../store/search.ts";
+import {
+  catchUpIndex,
+  hasPendingTerms,
+  hasUnindexed,
+  pendingTerms,
+  setTerms,
+} from "../store/search.ts";
 import { codeTerms } from "../store/terms.ts";
 import {
   embedCounts,
@@ -45,6 +52,8 @@ import { EmbeddingsClient, EmbeddingsError } from "./embeddings.ts";
 
 /** The lease that makes one process the embedder. */
 export const LEASE = "embeddings";
+/** The lease that makes one process write the full-text rows of new messages. */
+const FULL_TEXT_LEASE = "full-text";
 /** How long a lease lives without renewal. */
 const LEASE_SECONDS = 30;
 /** Messages embedded per batch. */
@@ -121,9 +130,10 @@ export class Indexer {
     clearTimeout(this.#timer);
     await this.#running;
     try {
-      await this.#store.immediate(() =>
-        releaseLease(this.#store, { name: LEASE, holder: this.#holder })
-      );
+      await this.#store.immediate(() => {
+        releaseLease(this.#store, { name: LEASE, holder: this.#holder });
+        releaseLease(this.#store, { name: FULL_TEXT_LEASE, holder: this.#holder });
+      });
     } catch {
       // The database is gone or closed: the lease expires on its own.
     }
@@ -136,7 +146,7 @@ export class Indexer {
    */
   async runOnce(): Promise<boolean> {
     if (this.#store.check()) return false;
-    let worked = (await catchUpIndex(this.#store)) > 0;
+    let worked = await this.#catchUpFullText();
     worked = (await this.#drainTerms()) || worked;
     if (this.#config.autoindex) worked = (await this.#embedRound()) || worked;
     return worked;
@@ -203,6 +213,27 @@ export class Indexer {
       this.#timer = setTimeout(run, atMostMs);
       Deno.unrefTimer(this.#timer);
     }
+  }
+
+  /**
+   * Write the full-text rows of new messages, if this process holds the
+   * `full-text` lease (one indexer per bus, not one per process doing the
+   * same rows; a search still catches up itself, whoever holds it).
+   */
+  async #catchUpFullText(): Promise<boolean> {
+    if (!this.#store.read(() => hasUnindexed(this.#store))) return false;
+    const now = this.#now();
+    const holder = this.#store.read(() => leaseHolder(this.#store, { name: FULL_TEXT_LEASE, now }));
+    if (holder !== undefined && holder !== this.#holder) return false;
+    const claimed = await this.#store.immediate(() =>
+      claimLease(this.#store, {
+        name: FULL_TEXT_LEASE,
+        holder: this.#holder,
+        now,
+        expiresAt: now + LEASE_SECONDS,
+      })
+    );
+    return claimed && (await catchUpIndex(this.#store)) > 0;
   }
 
   async #drainTerms(): Promise<boolean> {

@@ -25,8 +25,14 @@ import type { Store } from "./mod.ts";
 import { ftsToTsquery } from "./postgres/tsquery.ts";
 import { codeTerms } from "./terms.ts";
 
-/** Index rows written per transaction by {@linkcode catchUpIndex} (about a millisecond of lock). */
-const INDEX_BATCH = 100;
+/**
+ * Rows, and characters of body, written per transaction by
+ * {@linkcode catchUpIndex}: FTS5 tokenizes inside the write lock, so a batch
+ * holds it a few milliseconds at most, however long the bodies (a single
+ * longer body goes alone).
+ */
+const INDEX_BATCH_ROWS = 100;
+const INDEX_BATCH_CHARS = 128 * 1024;
 
 /** One full-text hit. `rank` is bm25: lower (more negative) is better. */
 export interface FtsHit {
@@ -182,10 +188,13 @@ export async function catchUpIndex(store: Store): Promise<number> {
   for (;;) {
     const rows = store.read(() =>
       store.stmt(
-        `SELECT q.rowid AS rowid, m.content_markdown AS content
-         FROM bus_fts_queue AS q JOIN messages AS m ON m.rowid = q.rowid
-         ORDER BY q.rowid LIMIT ?`,
-      ).all(INDEX_BATCH) as unknown as { rowid: number; content: string }[]
+        `SELECT rowid, content FROM (
+           SELECT q.rowid AS rowid, m.content_markdown AS content,
+                  SUM(length(m.content_markdown)) OVER (ORDER BY q.rowid) AS upto
+           FROM bus_fts_queue AS q JOIN messages AS m ON m.rowid = q.rowid
+           ORDER BY q.rowid LIMIT ?)
+         WHERE upto - length(content) < ? ORDER BY rowid`,
+      ).all(INDEX_BATCH_ROWS, INDEX_BATCH_CHARS) as unknown as { rowid: number; content: string }[]
     );
     if (rows.length === 0) return written;
     const terms = rows.map((row) => codeTerms(row.content));
@@ -195,7 +204,7 @@ export async function catchUpIndex(store: Store): Promise<number> {
       return n;
     });
     written += n;
-    if (rows.length < INDEX_BATCH || n === 0) return written;
+    if (n === 0) return written;
   }
 }
 
@@ -219,6 +228,12 @@ function indexRow(
           OR NOT EXISTS (SELECT 1 FROM messages WHERE rowid = ?1))`,
   ).run(rowid);
   return Number(changes);
+}
+
+/** True when some message waits for its full-text row (a cheap read; never on PostgreSQL). */
+export function hasUnindexed(store: Store): boolean {
+  if (indexesWithTheSend(store)) return false;
+  return store.stmt("SELECT 1 FROM bus_fts_queue LIMIT 1").get() !== undefined;
 }
 
 /** Messages not yet in the full-text index (always 0 on PostgreSQL). */

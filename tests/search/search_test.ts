@@ -204,6 +204,27 @@ sqliteTest(
   },
 );
 
+sqliteTest(
+  "one process writes the full-text rows in the background; another's search still sees all",
+  "PostgreSQL writes the index row in the send's transaction",
+  async () => {
+    await using tmp = await tmpDir();
+    const path = `${tmp.path}/bus.sqlite`;
+    await using busA = openTestBus(path);
+    await using busB = openTestBus(path);
+    await using engineA = openTestSearch(busA, { AGENT_BUS_EMBEDDINGS_AUTOINDEX: "0" });
+    await using engineB = openTestSearch(busB, { AGENT_BUS_EMBEDDINGS_AUTOINDEX: "0" });
+    await seedTopic(busA, "t", ["first zeppelin"]);
+    assert.equal(await engineA.indexer.runOnce(), true, "A takes the full-text lease and indexes");
+    await seedTopic(busB, "u", ["second zeppelin"]);
+    assert.equal(await engineB.indexer.runOnce(), false, "B leaves the rows to A");
+    assert.equal((await fts(engineB, { query: "zeppelin" })).count, 2, "B's search catches up");
+    await seedTopic(busB, "v", ["third zeppelin"]);
+    assert.equal(await engineA.indexer.runOnce(), true);
+    assert.equal((await fts(engineA, { query: "zeppelin" })).count, 3);
+  },
+);
+
 Deno.test("a query of stop words only is ranked among its newest matches", async () => {
   await using tmp = await tmpDir();
   await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
