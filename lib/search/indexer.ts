@@ -225,15 +225,14 @@ export class Indexer {
     const now = this.#now();
     const holder = this.#store.read(() => leaseHolder(this.#store, { name: FULL_TEXT_LEASE, now }));
     if (holder !== undefined && holder !== this.#holder) return false;
-    const claimed = await this.#store.immediate(() =>
-      claimLease(this.#store, {
-        name: FULL_TEXT_LEASE,
-        holder: this.#holder,
-        now,
-        expiresAt: now + LEASE_SECONDS,
-      })
+    return (await this.#claim(FULL_TEXT_LEASE, now)) && (await catchUpIndex(this.#store)) > 0;
+  }
+
+  /** Take or renew the lease `name` for this process (one short write). */
+  async #claim(name: string, now: number): Promise<boolean> {
+    return await this.#store.immediate(() =>
+      claimLease(this.#store, { name, holder: this.#holder, now, expiresAt: now + LEASE_SECONDS })
     );
-    return claimed && (await catchUpIndex(this.#store)) > 0;
   }
 
   async #drainTerms(): Promise<boolean> {
@@ -277,15 +276,7 @@ export class Indexer {
       return false;
     }
     const now = this.#now();
-    const claimed = await this.#store.immediate(() =>
-      claimLease(this.#store, {
-        name: LEASE,
-        holder: this.#holder,
-        now,
-        expiresAt: now + LEASE_SECONDS,
-      })
-    );
-    if (!claimed) {
+    if (!(await this.#claim(LEASE, now))) {
       this.#status.state = "another process indexes";
       return false;
     }
