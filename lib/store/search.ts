@@ -198,36 +198,42 @@ export async function catchUpIndex(store: Store): Promise<number> {
     );
     if (rows.length === 0) return written;
     const terms = rows.map((row) => codeTerms(row.content));
-    const n = await store.immediate(() => {
-      let n = 0;
-      rows.forEach((row, i) => n += indexRow(store, { ...row, terms: terms[i]! }));
-      return n;
+    const batch = await store.immediate(() => {
+      const done = { written: 0, dequeued: 0 };
+      rows.forEach((row, i) => {
+        const one = indexRow(store, { ...row, terms: terms[i]! });
+        done.written += one.written;
+        done.dequeued += one.dequeued;
+      });
+      return done;
     });
-    written += n;
-    if (n === 0) return written;
+    written += batch.written;
+    // Every body of the batch changed meanwhile: the next round takes them (no spinning here).
+    if (batch.dequeued === 0) return written;
   }
 }
 
 /**
- * Index one queued message, unless its body changed since it was read (it
- * stays queued for the next round) or it is gone or indexed already.
+ * Index one queued message and take it off the queue, unless its body
+ * changed since it was read (it stays queued); a message that is gone, or
+ * was indexed by another process meanwhile, just leaves the queue.
  */
 function indexRow(
   store: Store,
   { rowid, content, terms }: { rowid: number; content: string; terms: string },
-): number {
-  const { changes } = store.stmt(
+): { written: number; dequeued: number } {
+  const { changes: written } = store.stmt(
     `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
      SELECT m.rowid, m.content_markdown, ?, m.message_id, m.topic_id FROM messages AS m
      WHERE m.rowid = ? AND m.content_markdown = ?
        AND NOT EXISTS (SELECT 1 FROM bus_fts WHERE rowid = m.rowid)`,
   ).run(terms, rowid, content);
-  store.stmt(
+  const { changes: dequeued } = store.stmt(
     `DELETE FROM bus_fts_queue WHERE rowid = ?1
      AND (EXISTS (SELECT 1 FROM bus_fts WHERE rowid = ?1)
           OR NOT EXISTS (SELECT 1 FROM messages WHERE rowid = ?1))`,
   ).run(rowid);
-  return Number(changes);
+  return { written: Number(written), dequeued: Number(dequeued) };
 }
 
 /** True when some message waits for its full-text row (a cheap read; never on PostgreSQL). */
