@@ -94,6 +94,10 @@ export class StdioTransport implements Transport {
       this.#replyError(null, -32700, "Parse error: the line is not valid JSON");
       return;
     }
+    if (isPlainCall(json)) {
+      this.onmessage?.(json);
+      return;
+    }
     const parsed = JSONRPCMessageSchema.safeParse(json);
     if (!parsed.success) {
       this.#replyError(idOf(json), -32600, "Invalid Request: not a JSON-RPC 2.0 message");
@@ -126,6 +130,28 @@ function idOf(json: unknown): string | number | null {
   if (json === null || typeof json !== "object") return null;
   const id = (json as { id?: unknown }).id;
   return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+const CALL_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
+
+/**
+ * True for the messages nearly every line is — a request or notification
+ * with plain params and no `_meta` — checked by hand: the SDK's schema is a
+ * union of four strict objects, and trying it cost about a tenth of a
+ * call's transport work. Anything else goes through the schema, which
+ * accepts exactly what this accepts and more.
+ */
+function isPlainCall(json: unknown): json is JSONRPCMessage {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return false;
+  const message = json as Record<string, unknown>;
+  if (message.jsonrpc !== "2.0" || typeof message.method !== "string") return false;
+  for (const key in message) if (!CALL_KEYS.has(key)) return false;
+  const id = message.id;
+  if (id !== undefined && typeof id !== "string" && !Number.isInteger(id)) return false;
+  const params = message.params;
+  if (params === undefined) return true;
+  return typeof params === "object" && params !== null && !Array.isArray(params) &&
+    !("_meta" in params);
 }
 
 function asError(error: unknown): Error {

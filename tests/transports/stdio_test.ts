@@ -27,10 +27,30 @@ Deno.test("stdio server answers bad lines with JSON-RPC errors and keeps serving
   assert.equal(invalid.id, 7);
   assert.equal((invalid.error as { code: number }).code, -32600);
 
+  // Near misses of the common shape are refused as the SDK's schema refuses them.
+  for (
+    const line of [
+      '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"ping"},"extra":1}',
+      '{"jsonrpc":"1.0","id":8,"method":"tools/call","params":{"name":"ping"}}',
+      '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":["ping"]}',
+      '{"jsonrpc":"2.0","id":8.5,"method":"tools/call","params":{"name":"ping"}}',
+      '{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"ping"}}',
+    ]
+  ) {
+    await server.send(`${line}\n`);
+    assert.equal(((await server.next()).error as { code: number }).code, -32600, line);
+  }
+
   await server.request(2, "tools/call", { name: "ping", arguments: {} });
   const pong = await server.next();
   assert.equal(pong.id, 2);
   assert.equal((pong.result as { structuredContent: { ok: boolean } }).structuredContent.ok, true);
+  await server.request(3, "tools/call", {
+    name: "ping",
+    arguments: {},
+    _meta: { progressToken: "p1" },
+  });
+  assert.equal((await server.next()).id, 3, "a call with _meta takes the schema's path");
 });
 
 Deno.test("stdio server drops an oversized line, answers its id, and keeps serving", async () => {
