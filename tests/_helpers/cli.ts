@@ -11,7 +11,7 @@
 import { main } from "../../lib/cli/mod.ts";
 import type { OutputStream } from "../../lib/cli/format.ts";
 import { MAIN } from "./peer.ts";
-import type { RunResult } from "./run.ts";
+import { run, type RunResult } from "./run.ts";
 import { storeLocation } from "./store.ts";
 
 /** An output stream that keeps what is written. */
@@ -89,30 +89,11 @@ export async function cliProcess(
   env: Record<string, string> = {},
   options: { stdin?: string; cwd?: string } = {},
 ): Promise<RunResult> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--allow-all", MAIN, ...args],
+  return await run(
+    Deno.execPath(),
+    ["run", "--quiet", "--allow-all", MAIN, ...args],
     // `deno task test` sets INIT_CWD, which the CLI would take for the user's directory.
-    env: {
-      NO_COLOR: "1",
-      INIT_CWD: options.cwd ?? "",
-      DENO_DIR: await denoCacheDir(),
-      ...withStore(env),
-    },
-    cwd: options.cwd,
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (options.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
-    await writer.close();
-  }
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+    { INIT_CWD: options.cwd ?? "", DENO_DIR: await denoCacheDir(), ...withStore(env) },
+    options,
+  );
 }

@@ -10,6 +10,7 @@
 import { fileURLToPath } from "node:url";
 import { hookCommand, type HookLaunch } from "../../lib/cli/install/launch.ts";
 import { inheritedEnv } from "./peer.ts";
+import { run } from "./run.ts";
 import { storeLocation } from "./store.ts";
 
 /** A hook's outcome: exit code, parsed stdout, stderr (and, run by a fake client, its time). */
@@ -50,24 +51,8 @@ export interface HookRun {
 /** Run a hook command through `sh -c`, as clients do, with `input` as JSON on stdin. */
 export async function spawnHook(command: string, input: unknown, cwd?: string): Promise<HookRun> {
   const started = performance.now();
-  const child = new Deno.Command("sh", {
-    args: ["-c", command],
-    cwd,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(JSON.stringify(input)));
-  await writer.close();
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-    ms: performance.now() - started,
-  };
+  const result = await run("sh", ["-c", command], {}, { cwd, stdin: JSON.stringify(input) });
+  return { ...result, ms: performance.now() - started };
 }
 
 /** Run a hook command from this process, in `cwd`, and parse its answer. */

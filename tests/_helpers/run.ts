@@ -11,21 +11,30 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Run `command` with `args` and `env` (added to a colourless environment), stdin closed. */
+/**
+ * Run `command` with `args` and `env` (added to a colourless environment);
+ * `stdin` is written to the program and closed when given, else stdin is closed.
+ */
 export async function run(
   command: string,
   args: string[],
   env: Record<string, string> = {},
-  options: { cwd?: string } = {},
+  options: { cwd?: string; stdin?: string } = {},
 ): Promise<RunResult> {
-  const output = await new Deno.Command(command, {
+  const child = new Deno.Command(command, {
     args,
     cwd: options.cwd,
     env: { NO_COLOR: "1", ...env },
-    stdin: "null",
+    stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const output = await child.output();
   const decoder = new TextDecoder();
   return {
     code: output.code,
