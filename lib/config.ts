@@ -9,7 +9,7 @@
  * @module
  */
 
-import { trimTrailingSlashes } from "./strings.ts";
+import { redactSecrets, trimTrailingSlashes } from "./strings.ts";
 
 /** Every setting the program uses, with defaults applied. */
 export interface ResolvedConfig {
@@ -368,14 +368,7 @@ export function urlScheme(value: string): string | undefined {
 
 /** A database URL with its password replaced by `***` (for messages and logs). */
 export function redactUrl(value: string): string {
-  if (urlScheme(value) === undefined) return value;
-  try {
-    const url = new URL(value);
-    if (url.password) url.password = "***";
-    return url.toString();
-  } catch {
-    return value.replace(/:[^:@/]*@/, ":***@");
-  }
+  return redactSecrets(value);
 }
 
 function isAbsolute(path: string): boolean {

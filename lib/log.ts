@@ -3,11 +3,14 @@
  *
  * stdout belongs to the MCP stdio channel: one stray byte there corrupts the
  * protocol stream, so every diagnostic goes through this module to stderr.
+ * Every line passes through `redactSecrets` on its way out, so a database
+ * URL's password never reaches a terminal or a client's log file.
  *
  * @module
  */
 
 import type { LogLevel } from "./config.ts";
+import { redactSecrets } from "./strings.ts";
 
 /** A leveled logger; `context` is printed as JSON after the message. */
 export interface Logger {
@@ -36,7 +39,7 @@ export function createLogger(
     if (RANK[at] < RANK[level]) return;
     const extra = context ? ` ${safeJson(context)}` : "";
     try {
-      write(`[${name}] ${at}: ${message}${extra}\n`);
+      write(redactSecrets(`[${name}] ${at}: ${message}${extra}\n`));
     } catch {
       // stderr closed by the client: nothing sensible left to do with a log line.
     }

@@ -27,3 +27,54 @@ export function timingSafeEqual(a: string, b: string): boolean {
   for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
   return diff === 0;
 }
+
+/** Characters that end a URL's authority (`user:password@host:port`) in running text. */
+const AUTHORITY_END = new Set([..."/?#\"'<>`\\ \t\r\n"]);
+
+/**
+ * `text` with every secret a URL can carry replaced by `***`: the password of
+ * `scheme://user:password@host` and the value of a `password=` query
+ * parameter, wherever they appear in running text (a log line, an error, a
+ * command's output). The one redaction function: `redactUrl`, the logger and
+ * the CLI's error output all call it. Linear: each character is looked at a
+ * bounded number of times.
+ */
+export function redactSecrets(text: string): string {
+  let out = "";
+  let from = 0;
+  let at = text.indexOf("://");
+  while (at !== -1) {
+    const start = at + 3;
+    let end = start;
+    let lastAt = -1;
+    let firstColon = -1;
+    while (end < text.length && !AUTHORITY_END.has(text[end]!)) {
+      if (text[end] === "@") lastAt = end;
+      else if (text[end] === ":" && firstColon === -1) firstColon = end;
+      end++;
+    }
+    if (lastAt !== -1 && firstColon !== -1 && firstColon < lastAt) {
+      out += `${text.slice(from, firstColon + 1)}***`;
+      from = lastAt;
+    }
+    at = text.indexOf("://", Math.max(end, start));
+  }
+  return redactPasswordParams(out + text.slice(from));
+}
+
+/** `password=value` (any case, after `?`, `&`, `;` or a space) with the value replaced. */
+function redactPasswordParams(text: string): string {
+  const lower = text.toLowerCase();
+  let out = "";
+  let from = 0;
+  for (let at = lower.indexOf("password="); at !== -1; at = lower.indexOf("password=", at + 9)) {
+    const before = at === 0 ? " " : text[at - 1]!;
+    if (!"?&; \t".includes(before)) continue;
+    let end = at + 9;
+    while (end < text.length && !"&; \t\r\n\"'".includes(text[end]!)) end++;
+    if (end === at + 9) continue;
+    out += `${text.slice(from, at + 9)}***`;
+    from = end;
+  }
+  return out + text.slice(from);
+}

@@ -4,9 +4,13 @@
  * appear only on a terminal and never with NO_COLOR set. A reader that
  * goes away (`agent-bus export … | head`) ends the command quietly: the
  * write throws {@linkcode ReaderGone} and the dispatcher exits with 0.
+ * Diagnostics pass through `redactSecrets`: an error that quotes a database
+ * URL never shows its password.
  *
  * @module
  */
+
+import { redactSecrets } from "../strings.ts";
 
 const encoder = new TextEncoder();
 
@@ -47,7 +51,7 @@ function writeAll(stream: OutputStream, text: string): void {
 export interface Printer {
   /** Print a result line to stdout. */
   out(text: string): void;
-  /** Print a diagnostic line to stderr. */
+  /** Print a diagnostic line to stderr, secrets redacted. */
   err(text: string): void;
   /** Print a value as indented JSON to stdout. */
   json(value: unknown): void;
@@ -59,7 +63,7 @@ export interface Printer {
 export function createPrinter(io: CliIo, noColor: boolean): Printer {
   return {
     out: (text) => writeAll(io.stdout, text),
-    err: (text) => writeAll(io.stderr, text),
+    err: (text) => writeAll(io.stderr, redactSecrets(text)),
     json: (value) => writeAll(io.stdout, JSON.stringify(value, null, 2)),
     style: (stream = "stdout") =>
       createStyle(!noColor && (stream === "stderr" ? io.stderr : io.stdout).isTerminal()),

@@ -24,7 +24,8 @@ import {
   topicSummary,
 } from "../bus/admin.ts";
 import { threadArchiveInput, threadCloseInput, threadSetStateInput } from "../bus/chat/schemas.ts";
-import { attachmentBytes } from "../bus/chat/extras.ts";
+import { isRasterImage } from "../bus/chat/attachments.ts";
+import { attachmentFile } from "../bus/chat/extras.ts";
 import { threadClose, threadGet, threadSetState } from "../bus/chat/threads.ts";
 import { exportJson, exportMarkdown, exportMessages } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
@@ -43,7 +44,7 @@ import type { SearchEngine } from "../search/mod.ts";
 import { searchArgsOf, searchInput } from "../search/schema.ts";
 import { parseInput } from "../validation.ts";
 import { openApiDocument } from "./openapi.ts";
-import { json, queryArgs, readJsonObject } from "./respond.ts";
+import { fileResponse, json, queryArgs, readJsonObject } from "./respond.ts";
 
 /** What the API works on. */
 export interface ApiDeps {
@@ -279,20 +280,23 @@ export function routeSpecs(deps: ApiDeps): RouteSpec[] {
     route({
       method: "GET",
       path: "/api/messages/{message_id}/attachments/{n}",
-      summary: "An image attached to a chatbus message (n counts from 0)",
+      summary:
+        "A file or image attached to a chatbus message (n counts from 0): raster images inline, " +
+        "anything else (SVG included) as an application/octet-stream download; never active content",
       responses: {
-        "200": { description: "The image", content: { "image/*": {} } },
+        "200": {
+          description: "The attachment",
+          content: { "image/*": {}, "application/octet-stream": {} },
+        },
         ...errors(404),
       },
       handle: ({ params }) => {
-        const { bytes, mimeType } = attachmentBytes(bus, params.message_id!, Number(params.n));
-        return new Response(bytes, {
-          headers: {
-            "content-type": mimeType,
-            "content-disposition": "inline",
-            "x-content-type-options": "nosniff",
-            "cache-control": "private, max-age=3600",
-          },
+        const n = Number(params.n);
+        const file = attachmentFile(bus, params.message_id!, n);
+        return fileResponse(file.bytes, {
+          mimeType: file.mimeType,
+          isRaster: isRasterImage(file.mimeType),
+          name: file.name ?? `attachment-${n}`,
         });
       },
     }),

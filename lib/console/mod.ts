@@ -16,7 +16,7 @@ import { createApi } from "./api.ts";
 import { assetResponse, isAsset } from "./assets.ts";
 import { EventHub, eventsQuery, eventStream } from "./events.ts";
 import { parseInput } from "../validation.ts";
-import { errorResponse, queryArgs } from "./respond.ts";
+import { errorResponse, inert, queryArgs } from "./respond.ts";
 
 /** What the console needs. */
 export interface ConsoleOptions {
@@ -76,15 +76,15 @@ export function createConsole(options: ConsoleOptions): WebConsole {
         const lastEventId = header !== null && /^\d{1,15}$/.test(header)
           ? Number(header)
           : query.last_event_id;
-        return eventStream(options.bus, {
+        return inert(eventStream(options.bus, {
           hub,
           topicId: query.topic_id,
           lastEventId,
           keepAliveMs: options.keepAliveMs,
           signal: options.signal,
-        });
+        }));
       }
-      if (url.pathname.startsWith("/api/")) return await api(request, url);
+      if (url.pathname.startsWith("/api/")) return inert(await api(request, url));
       if (request.method !== "GET" && request.method !== "HEAD") {
         throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
       }
@@ -93,7 +93,7 @@ export function createConsole(options: ConsoleOptions): WebConsole {
       if (!(error instanceof BusError)) {
         options.bus.log.error("console request failed", { error: String(error) });
       }
-      return errorResponse(error);
+      return inert(errorResponse(error));
     }
   };
   return {

@@ -11,6 +11,55 @@ import { BusError, httpStatusOf, invalidArgument } from "../errors.ts";
 
 const NO_STORE = { "cache-control": "no-store" };
 
+/**
+ * Headers that keep a response from ever running in the console's origin:
+ * a browser that opens it (or is sent to it by another site) gets a
+ * sandboxed document that may load nothing, and no type sniffing. Every
+ * `/api` response carries them; they matter most where an agent's bytes
+ * are served (attachments, exports).
+ */
+export const INERT_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy": "default-src 'none'; sandbox",
+  "x-content-type-options": "nosniff",
+};
+
+/** `response` with {@linkcode INERT_HEADERS} set. */
+export function inert(response: Response): Response {
+  for (const [name, value] of Object.entries(INERT_HEADERS)) response.headers.set(name, value);
+  return response;
+}
+
+/**
+ * A file an agent sent, served as data: a raster image inline with its own
+ * type (`isRaster`), anything else (SVG, HTML, scripts, documents) as an
+ * `application/octet-stream` download under its name. Either way inert.
+ */
+export function fileResponse(
+  bytes: Uint8Array<ArrayBuffer>,
+  options: { mimeType: string; isRaster: boolean; name: string },
+): Response {
+  const ascii = asciiFileName(options.name);
+  const disposition = options.isRaster
+    ? "inline"
+    : `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(options.name)}`;
+  return inert(
+    new Response(bytes, {
+      headers: {
+        "content-type": options.isRaster ? options.mimeType : "application/octet-stream",
+        "content-disposition": disposition,
+        "cache-control": "private, max-age=3600",
+      },
+    }),
+  );
+}
+
+/** A file name that fits in a quoted header parameter: ASCII word characters, dots and dashes. */
+function asciiFileName(name: string): string {
+  let out = "";
+  for (const char of name.slice(0, 255)) out += /[\w.-]/.test(char) ? char : "_";
+  return out || "attachment";
+}
+
 /** A JSON response. */
 export function json(body: unknown, status = 200, headers: HeadersInit = {}): Response {
   return new Response(JSON.stringify(body), {

@@ -26,7 +26,7 @@ import { busConfig } from "../bus/chat/connect.ts";
 import { transcript } from "../bus/chat/read.ts";
 import { threadGet, threadLatestSeq, threadList } from "../bus/chat/threads.ts";
 import type { Bus } from "../bus/mod.ts";
-import { known } from "./invalid_params.ts";
+import { known, unknownResource } from "./invalid_params.ts";
 import { promptArguments } from "./prompts.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
 
@@ -108,9 +108,7 @@ export function attachChatResources(server: ProtocolServer, bus: Bus): void {
       return json(threadList(bus, {}).threads.filter((t) => t.status !== "closed"));
     }
     const match = uri.length <= 200 ? THREAD_RESOURCE.exec(uri) : null;
-    if (!match) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri.slice(0, 200)}`);
-    }
+    if (!match) throw unknownResource(uri.slice(0, 200));
     const [, threadId, part] = match;
     const thread = known(() => ({
       ...threadGet(bus, threadId!),

@@ -31,6 +31,7 @@ import {
 import { bodyJson, bodyOf, drainMail, peekMailbox, peersOf, unreadMail } from "../bus/mail.ts";
 import type { Bus } from "../bus/mod.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
+import { unknownResource } from "./invalid_params.ts";
 
 /** How a peer-bus server announces new mail. */
 export type PushMode = "resources" | "claude-channel" | "none";
@@ -68,7 +69,7 @@ export function attachMailboxPush(
       }],
     }));
     server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-      if (request.params.uri !== uri) throw new Error(`Unknown resource ${request.params.uri}`);
+      if (request.params.uri !== uri) throw unknownResource(request.params.uri);
       const { messages, unread } = peekMailbox(bus, agent, 100);
       const listed = messages.map((m) =>
         `{"id":${JSON.stringify(m.id)},"from":${JSON.stringify(m.from)},"source":${
@@ -98,6 +99,8 @@ export function attachMailboxPush(
   const previous = server.oninitialized;
   server.oninitialized = () => {
     previous?.();
+    // A client that says `initialized` twice gets one announcement and one watch.
+    if (initialized) return;
     initialized = true;
     if (mode === "claude-channel") {
       // Like the seed's cc adapter: announce once the client can take notifications.

@@ -15,10 +15,8 @@
 
 // @ts-types="@modelcontextprotocol/sdk/types"
 import {
-  ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -28,7 +26,7 @@ import { exportMarkdown } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
 import { listTopics, MAX_TOPIC_LIST } from "../bus/topics.ts";
 import { BusError } from "../errors.ts";
-import { known } from "./invalid_params.ts";
+import { known, unknownResource } from "./invalid_params.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
 
 /** The capabilities {@linkcode attachTopicResources} serves. */
@@ -138,6 +136,6 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
 
 function topicOf(uri: string): string {
   const match = uri.length <= 80 ? TOPIC_URI.exec(uri) : null;
-  if (!match) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri.slice(0, 80)}`);
+  if (!match) throw unknownResource(uri.slice(0, 80));
   return match[1]!;
 }

@@ -631,6 +631,14 @@ export function addReaction(store: Store, row: ReactionRow): boolean {
   ) > 0;
 }
 
+/** How many reactions a message has. */
+export function reactionCount(store: Store, messageId: string): number {
+  const row = store.stmt("SELECT count(*) AS n FROM bus_reactions WHERE message_id = ?").get(
+    messageId,
+  ) as { n: number | bigint };
+  return Number(row.n);
+}
+
 /** One reaction. */
 export function getReaction(
   store: Store,

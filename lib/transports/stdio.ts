@@ -11,7 +11,7 @@
 
 import { SessionRecord } from "../bus/attendance.ts";
 import { PeerRegistration } from "../bus/mail.ts";
-import type { ConfigWarning, ResolvedConfig } from "../config.ts";
+import { type ConfigWarning, redactUrl, type ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { ProfileName } from "../mcp/profiles.ts";
 import { createServer, type ServerOptions } from "../mcp/server.ts";
@@ -69,11 +69,16 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     log.warn("Could not register in the peer registry", { error: String(error) })
   );
   await created.server.connect(transport);
-  log.info("agent-bus stdio server ready", { db: config.dbPath, profile: options.profile });
+  log.info("agent-bus stdio server ready", {
+    db: redactUrl(config.dbPath),
+    profile: options.profile,
+  });
   if (Deno.stdin.isTerminal()) {
     // A person ran this by hand: say what it is instead of sitting there silently.
     log.warn(
-      `MCP server on stdio, database ${config.dbPath}. It is meant to be started by an MCP ` +
+      `MCP server on stdio, database ${
+        redactUrl(config.dbPath)
+      }. It is meant to be started by an MCP ` +
         `client (see the README); press Ctrl-C to stop`,
     );
   }

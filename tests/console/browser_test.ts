@@ -12,6 +12,7 @@ import { connectAgent, post } from "../_helpers/chat.ts";
 import { startHttpServer } from "../_helpers/http.ts";
 import { type Peer, startPeer } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
+import { HOSTILE_HTML, HOSTILE_SVG } from "../_helpers/hostile_files.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = await Deno.stat(CHROMIUM).then(() => true, () => false);
@@ -343,5 +344,61 @@ Deno.test({
     );
     assert.equal((await chat.ok("thread_get", { thread_id: alice.threadId })).status, "review");
     assert.deepEqual(errors, []);
+  },
+});
+
+Deno.test({
+  name:
+    `an SVG or HTML attachment never runs in the console's origin, opened or navigated to${SKIP}`,
+  ignore: !hasChromium,
+  async fn() {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    await using server = await startHttpServer({
+      dbPath,
+      env: { AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9" },
+    });
+    await using chat = await startPeer({ dbPath, args: ["--profile", "chatbus"] });
+    const alice = await connectAgent(chat, "hostile files");
+    const posted = await post(alice, "open these", {
+      metadata: {
+        attachments: [
+          { type: "image", mimeType: "image/svg+xml", data: btoa(HOSTILE_SVG) },
+          { type: "file", mimeType: "text/html", data: btoa(HOSTILE_HTML), name: "page.html" },
+        ],
+      },
+    });
+    const urls = [0, 1].map((n) => `${server.url}/api/messages/${posted.msg_id}/attachments/${n}`);
+
+    await using browser = await launch();
+    // The console lists them as downloads, not as pictures or frames.
+    const { page, errors } = await openPage(browser, `${server.url}/#/topic/${alice.threadId}`);
+    await page.locator("#m-1 a.attachment.file").nth(1).waitFor();
+    assert.equal(await page.locator("#m-1 img.attachment").count(), 0);
+    assert.deepEqual(errors, []);
+
+    // Opened directly in the console's origin (a click on the link, a typed URL) ...
+    for (const url of urls) {
+      const tab = await browser.newPage();
+      const download = tab.waitForEvent("download");
+      await tab.goto(url).catch(() => {}); // a download aborts the navigation
+      await (await download).cancel();
+      assert.notEqual(await tab.title(), "ran");
+      await tab.close();
+    }
+    // ... or reached from a page of another origin that merely navigates there.
+    for (const url of urls) {
+      const tab = await browser.newPage();
+      await tab.setContent(`<a id="go" href="${url}">go</a>`);
+      const download = tab.waitForEvent("download");
+      await tab.click("#go");
+      await (await download).cancel();
+      assert.notEqual(await tab.title(), "ran");
+      await tab.close();
+    }
+    const topics = await (await fetch(`${server.url}/api/topics`)).json() as {
+      topics: { name: string }[];
+    };
+    assert.deepEqual(topics.topics.filter((t) => t.name.startsWith("pwned")), []);
   },
 });

@@ -1,42 +1,64 @@
 /**
- * Image attachments of chatbus messages (research 2.12): taken from
- * `metadata.attachments` (or the legacy `images` / `image` keys) as
- * `{type: "image", mimeType, data}` with base64 data or a data URL, stored
- * apart from the message (so v6.3 readers of the metadata never carry
- * megabytes of base64), and handed back as MCP `image` content blocks.
- * The metadata keeps a stub per image: `{type, mimeType, bytes}`.
+ * Attachments of chatbus messages (seed 002: "file or image"; research
+ * 2.12): taken from `metadata.attachments` (or the legacy `images` / `image`
+ * keys) as `{type: "image" | "file", mimeType, data, name?}` with base64 data
+ * or a data URL, stored apart from the message (so v6.3 readers of the
+ * metadata never carry megabytes of base64), and handed back as MCP `image`
+ * blocks (images) or embedded `resource` blocks (files). The metadata keeps
+ * a stub per attachment: `{type, mimeType, bytes, name?}`.
+ *
+ * Whatever an agent attaches is data, never code: the console serves it
+ * through {@linkcode isRasterImage} (only raster images are shown inline;
+ * SVG, HTML and the rest are downloads), see `lib/console/api.ts`.
  *
  * Every check is linear in the input and bounded: at most
- * {@linkcode MAX_ATTACHMENTS} images of `AGENT_BUS_MAX_ATTACHMENT_BYTES` each.
+ * {@linkcode MAX_ATTACHMENTS} attachments of `AGENT_BUS_MAX_ATTACHMENT_BYTES` each.
  *
  * @module
  */
 
 import { invalidArgument } from "../../errors.ts";
 
-/** Most images on one message. */
+/** Most attachments on one message. */
 export const MAX_ATTACHMENTS = 4;
 /** Longest MIME type. */
 const MAX_MIME_CHARS = 100;
 /** Longest URL kept for an attachment given by URL. */
 const MAX_URL_CHARS = 2048;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const MIME = /^image\/[A-Za-z0-9.+-]+$/;
+/** `type/subtype` (RFC 6838 names; the first class cannot match the slash, so it is linear). */
+const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/;
+/** Longest file name kept. */
+const MAX_NAME_CHARS = 255;
+/** Images a browser draws without running anything: the only types served inline. */
+const RASTER_IMAGES = new Set([
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "image/avif",
+  "image/bmp",
+]);
 
-/** One image ready to store. */
-export interface NewImage {
+/** Whether `mimeType` is a raster image a browser may show inline (SVG is not: it can hold script). */
+export function isRasterImage(mimeType: string): boolean {
+  return RASTER_IMAGES.has(mimeType.toLowerCase());
+}
+
+/** One attachment ready to store. */
+export interface NewAttachment {
   mimeType: string;
   data: string;
 }
 
-/** Metadata with its images taken out, and the images. */
+/** Metadata with its attachments taken out, and the attachments. */
 export interface SplitAttachments {
   metadata: Record<string, unknown> | null;
-  images: NewImage[];
+  attachments: NewAttachment[];
 }
 
 /**
- * Take the images out of `metadata`.
+ * Take the attachments out of `metadata`.
  *
  * @throws {BusError} `INVALID_ARGUMENT` for a malformed or too large attachment
  */
@@ -44,9 +66,9 @@ export function splitAttachments(
   metadata: Record<string, unknown> | null | undefined,
   maxBytes: number,
 ): SplitAttachments {
-  if (!metadata) return { metadata: metadata ?? null, images: [] };
+  if (!metadata) return { metadata: metadata ?? null, attachments: [] };
   const key = ["attachments", "images", "image"].find((k) => metadata[k] !== undefined);
-  if (key === undefined) return { metadata, images: [] };
+  if (key === undefined) return { metadata, attachments: [] };
   const raw = metadata[key];
   const list = Array.isArray(raw) ? raw : [raw];
   if (list.length > MAX_ATTACHMENTS) {
@@ -54,27 +76,39 @@ export function splitAttachments(
       `metadata.${key} has ${list.length} items; the most is ${MAX_ATTACHMENTS}`,
     );
   }
-  const images: NewImage[] = [];
+  const attachments: NewAttachment[] = [];
   const stubs = list.map((item, index) => {
     const at = `metadata.${key}[${index}]`;
     if (item === null || typeof item !== "object" || Array.isArray(item)) {
       throw invalidArgument(`${at} must be an object like {type: "image", mimeType, data}`);
     }
     const fields = item as Record<string, unknown>;
-    const image = readImage(fields, at, maxBytes);
-    if (!image) return urlStub(fields, at);
-    images.push(image);
-    return { type: "image", mimeType: image.mimeType, bytes: decodedBytes(image.data) };
+    const read = readAttachment(fields, at, maxBytes);
+    if (!read) return urlStub(fields, at);
+    attachments.push(read.attachment);
+    return {
+      type: read.kind,
+      mimeType: read.attachment.mimeType,
+      bytes: decodedBytes(read.attachment.data),
+      ...(read.name === undefined ? {} : { name: read.name }),
+    };
   });
   const { [key]: _, ...rest } = metadata;
-  return { metadata: { ...rest, attachments: stubs }, images };
+  return { metadata: { ...rest, attachments: stubs }, attachments };
 }
 
-function readImage(
+/** An attachment with data: what to store, its kind and its file name. */
+interface ReadAttachment {
+  attachment: NewAttachment;
+  kind: "image" | "file";
+  name: string | undefined;
+}
+
+function readAttachment(
   fields: Record<string, unknown>,
   at: string,
   maxBytes: number,
-): NewImage | undefined {
+): ReadAttachment | undefined {
   let data = fields.data ?? fields.base64 ?? fields.b64 ?? fields.data_url;
   let mimeType = fields.mimeType ?? fields.mime_type;
   if (data === undefined) return undefined;
@@ -88,13 +122,18 @@ function readImage(
     mimeType ??= header.slice(0, -";base64".length);
     data = data.slice(comma + 1);
   }
-  const kind = fields.type ?? fields.kind;
-  mimeType ??= "image/png";
-  if (kind !== undefined && kind !== "image") {
-    throw invalidArgument(`${at}.type must be "image" (only images can be attached)`);
+  const given = fields.type ?? fields.kind;
+  if (given !== undefined && given !== "image" && given !== "file") {
+    throw invalidArgument(`${at}.type must be "image" or "file"`);
   }
+  mimeType ??= given === "file" ? "application/octet-stream" : "image/png";
   if (typeof mimeType !== "string" || mimeType.length > MAX_MIME_CHARS || !MIME.test(mimeType)) {
-    throw invalidArgument(`${at}.mimeType must be an image/* MIME type`);
+    throw invalidArgument(`${at}.mimeType must be a MIME type like image/png or text/plain`);
+  }
+  const type = mimeType.toLowerCase();
+  const kind = given ?? (type.startsWith("image/") ? "image" : "file");
+  if (kind === "image" && !type.startsWith("image/")) {
+    throw invalidArgument(`${at}.mimeType must be image/* for an image (or set type: "file")`);
   }
   const text = data as string;
   if (decodedBytes(text) > maxBytes) {
@@ -106,7 +145,26 @@ function readImage(
   if (text.length % 4 !== 0 || !BASE64.test(text)) {
     throw invalidArgument(`${at}.data is not valid base64`);
   }
-  return { mimeType, data: text };
+  return { attachment: { mimeType: type, data: text }, kind, name: fileName(fields, at) };
+}
+
+/**
+ * The attachment's file name (`name` or `filename`), reduced to its last
+ * path part with control characters removed; undefined when none is given.
+ */
+function fileName(fields: Record<string, unknown>, at: string): string | undefined {
+  const raw = fields.name ?? fields.filename;
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string" || raw.length > MAX_NAME_CHARS) {
+    throw invalidArgument(`${at}.name must be a file name of at most ${MAX_NAME_CHARS} characters`);
+  }
+  let base = "";
+  for (const char of raw) {
+    if (char === "/" || char === "\\") base = "";
+    else if (char >= " " && char !== "\u007f") base += char;
+  }
+  base = base.trim();
+  return base === "" || base === "." || base === ".." ? undefined : base;
 }
 
 /** An attachment given by URL is kept as a reference (the bus fetches nothing). */

@@ -1,12 +1,18 @@
 /**
  * The chatbus extras of messages for the console: role, priority, edit
- * version, reactions and image types, looked up for a page of messages in
- * three queries (call inside a read).
+ * version, reactions and attachment types, looked up for a page of messages
+ * in three queries (call inside a read); and one attachment's bytes.
  *
  * @module
  */
 
-import { attachmentTypesOf, chatExtrasOf, getAttachment, reactionsOf } from "../../store/chat.ts";
+import {
+  attachmentTypesOf,
+  chatExtrasOf,
+  getAttachment,
+  getChatMessage,
+  reactionsOf,
+} from "../../store/chat.ts";
 import type { Store } from "../../store/mod.ts";
 import { BusError } from "../../errors.ts";
 import type { Message } from "../messages.ts";
@@ -42,20 +48,26 @@ export function withChatExtras(store: Store, messages: Message[]): Message[] {
   });
 }
 
+/** One attachment, decoded, with the file name its sender gave (if any). */
+export interface AttachmentFile {
+  bytes: Uint8Array<ArrayBuffer>;
+  mimeType: string;
+  name: string | undefined;
+}
+
 /**
- * One image of a message, decoded.
+ * One attachment of a message, decoded.
  *
  * @throws {BusError} `MESSAGE_NOT_FOUND` when the message has no such attachment
  */
-export function attachmentBytes(
-  bus: Bus,
-  messageId: string,
-  position: number,
-): { bytes: Uint8Array<ArrayBuffer>; mimeType: string } {
-  const row = messageId.length <= 64 && Number.isInteger(position)
-    ? bus.store.read(() => getAttachment(bus.store, { messageId, position }))
+export function attachmentFile(bus: Bus, messageId: string, position: number): AttachmentFile {
+  const found = messageId.length <= 64 && Number.isInteger(position)
+    ? bus.store.read(() => {
+      const row = getAttachment(bus.store, { messageId, position });
+      return row && { row, metadata: getChatMessage(bus.store, messageId)?.metadata_json ?? null };
+    })
     : undefined;
-  if (!row) {
+  if (!found) {
     throw new BusError(
       "MESSAGE_NOT_FOUND",
       `Message '${messageId}' has no attachment ${position}`,
@@ -65,7 +77,25 @@ export function attachmentBytes(
     );
   }
   return {
-    bytes: Uint8Array.from(atob(row.data), (c) => c.charCodeAt(0)),
-    mimeType: row.mime_type,
+    bytes: Uint8Array.from(atob(found.row.data), (c) => c.charCodeAt(0)),
+    mimeType: found.row.mime_type,
+    name: storedName(found.metadata, position),
   };
+}
+
+/**
+ * The name in the metadata stub of the `position`-th stored attachment (stubs
+ * with `bytes` are the stored ones, in order; URL stubs are not stored).
+ */
+function storedName(metadataJson: string | null, position: number): string | undefined {
+  if (metadataJson === null) return undefined;
+  try {
+    const stubs = (JSON.parse(metadataJson) as { attachments?: unknown }).attachments;
+    if (!Array.isArray(stubs)) return undefined;
+    const stored = stubs.filter((stub) => typeof stub?.bytes === "number");
+    const name = stored[position]?.name;
+    return typeof name === "string" ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }

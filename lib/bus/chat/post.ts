@@ -8,11 +8,12 @@
  * `expected_last_seq` (`SeqMismatchError`, with what arrived). Only then is
  * the token consumed and the message stored, in the same transaction.
  *
- * After a sync error by a registered agent, its tokens in the thread are
- * retired and a refresh request recorded (committed, though the post is
- * refused), so its next `msg_wait` returns at once with a fresh token.
- * A token bound to another agent retires only the caller's tokens, never
- * the owner's. Unlike AgentChatBus, a registered agent cannot post with an
+ * After a sync error by a registered agent that proved who it is (its
+ * session is bound to it, or it presented one of its own tokens), its tokens
+ * in the thread are retired and a refresh request recorded (committed,
+ * though the post is refused), so its next `msg_wait` returns at once with a
+ * fresh token. A refusal never touches another agent's state: naming an
+ * agent in `author` with a made-up token changes nothing. Unlike AgentChatBus, a registered agent cannot post with an
  * unbound token: that would let anyone post under its name.
  *
  * @module
@@ -47,7 +48,7 @@ import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
 import { MAX_MESSAGE_ID_CHARS, unusedMessageId } from "../sync.ts";
 import { cleanName, metadataJson } from "../validate.ts";
-import { type NewImage, splitAttachments } from "./attachments.ts";
+import { type NewAttachment, splitAttachments } from "./attachments.ts";
 import { requireThreadTopic } from "./threads.ts";
 import { issueSyncContext } from "./tokens.ts";
 import { type ChatMessage, hashSecret, iso, REPLY_WINDOW, toChatMessage } from "./wire.ts";
@@ -103,7 +104,7 @@ interface Prepared {
   priority: string;
   metadataJson: string | null;
   metadata: Record<string, unknown> | null;
-  images: NewImage[];
+  attachments: NewAttachment[];
   replyTo: string | null;
   tokenHash: string | undefined;
 }
@@ -135,7 +136,7 @@ export async function postMessage(bus: Bus, session: Session, args: PostArgs): P
     const agent = prepared.author.length <= 64 ? getAgent(bus.store, prepared.author) : undefined;
     const refusal = checkSync(bus, thread.topic_id, agent, args.expected_last_seq, prepared);
     if (refusal) {
-      if (agent) {
+      if (agent && provenAgent(bus, session, thread.topic_id, agent, prepared)) {
         const now = bus.now();
         invalidateReplyTokens(bus.store, {
           topicId: thread.topic_id,
@@ -158,6 +159,26 @@ export async function postMessage(bus: Bus, session: Session, args: PostArgs): P
   return outcome.posted;
 }
 
+/**
+ * Whether the caller proved it is `agent`: its session is bound to the agent,
+ * or it holds one of the agent's tokens for this thread (used or not). The
+ * `author` field alone proves nothing: a refusal retires the named agent's
+ * tokens only when the caller is that agent, so another session cannot
+ * silence it by posting in its name with a made-up token.
+ */
+function provenAgent(
+  bus: Bus,
+  session: Session,
+  topicId: string,
+  agent: AgentRow,
+  prepared: Prepared,
+): boolean {
+  if (session.chatAgent?.agentId === agent.agent_id) return true;
+  if (prepared.tokenHash === undefined) return false;
+  const token = getReplyToken(bus.store, prepared.tokenHash);
+  return token?.agent_id === agent.agent_id && token.topic_id === topicId;
+}
+
 /** Check `metadata` and the other fields before the write lock is taken. */
 function preparePost(bus: Bus, args: PostArgs): Prepared {
   const content = args.content;
@@ -167,7 +188,7 @@ function preparePost(bus: Bus, args: PostArgs): Prepared {
   }
   const role = oneOf(args.role ?? "user", ROLES, "role");
   const priority = oneOf(args.priority ?? "normal", PRIORITIES, "priority");
-  const { metadata, images } = splitAttachments(args.metadata, bus.config.maxAttachmentBytes);
+  const { metadata, attachments } = splitAttachments(args.metadata, bus.config.maxAttachmentBytes);
   const meta: Record<string, unknown> | null = metadata ? { ...metadata } : null;
   if (meta?.stop_reason !== undefined) {
     if (typeof meta.stop_reason !== "string") {
@@ -191,7 +212,7 @@ function preparePost(bus: Bus, args: PostArgs): Prepared {
     priority,
     metadata: withMentions,
     metadataJson: metadataJson(withMentions, "metadata", bus.config.maxMetadataChars),
-    images,
+    attachments,
     replyTo: args.reply_to_msg_id
       ? cleanName(args.reply_to_msg_id, "reply_to_msg_id", MAX_MESSAGE_ID_CHARS)
       : null,
@@ -313,12 +334,12 @@ function insertPost(
     role: prepared.role,
     priority: prepared.priority,
   });
-  for (const [position, image] of prepared.images.entries()) {
+  for (const [position, attachment] of prepared.attachments.entries()) {
     insertAttachment(store, {
       message_id: messageId,
       position,
-      mime_type: image.mimeType,
-      data: image.data,
+      mime_type: attachment.mimeType,
+      data: attachment.data,
     });
   }
   const result: PostResult = {

@@ -32,6 +32,7 @@ import {
   getThread,
   invalidateReplyTokens,
   latestIssuedToken,
+  reactionCount,
   reactionsOf,
   recordEdit,
   refreshRequest,
@@ -49,9 +50,9 @@ import { authenticate, displayName } from "./agents.ts";
 import { requireThread } from "./threads.ts";
 import { issueSyncContext, reuseOrIssue } from "./tokens.ts";
 import {
+  type AttachmentBlock,
+  attachmentBlocks,
   type ChatMessage,
-  type ImageBlock,
-  imagesOf,
   iso,
   type SyncContext,
   toChatMessage,
@@ -62,6 +63,8 @@ import {
 export const MAX_MESSAGES = 100;
 /** Longest reaction label. */
 const MAX_REACTION_CHARS = 64;
+/** Most reactions on one message (every agent and label together). */
+export const MAX_REACTIONS_PER_MESSAGE = 100;
 
 /**
  * The directive every thread starts with (the synthetic seq-0 message),
@@ -79,7 +82,7 @@ export const THREAD_DIRECTIVE =
 /** A listed message and its images. */
 export interface ListedMessage {
   message: ChatMessage;
-  images: ImageBlock[];
+  attachments: AttachmentBlock[];
 }
 
 /** `msg_list`'s arguments. */
@@ -115,7 +118,7 @@ export function listMessages(
     if (args.include_system_prompt && args.after_seq === 0 && promptShows) {
       listed.unshift({
         message: systemPromptMessage(thread.topic_id, thread.system_prompt, thread.created_at),
-        images: [],
+        attachments: [],
       });
     }
     return { messages: listed, has_more: rows.length > page.length };
@@ -380,22 +383,40 @@ export function editHistory(bus: Bus, messageId: string): {
   });
 }
 
+/** Who reacts, and how they prove it: `msg_react` and `msg_unreact`'s arguments. */
+interface ReactionArgs {
+  message_id: string;
+  reaction: string;
+  agent_id?: string | undefined;
+  token?: string | undefined;
+}
+
 /**
- * `msg_react`: idempotent; without `agent_id`, the connection's agent reacts.
+ * `msg_react`: idempotent. The connection's agent reacts, or `agent_id` with
+ * its `token`: a reaction in another agent's name needs that agent's token.
+ * A message takes at most {@linkcode MAX_REACTIONS_PER_MESSAGE} reactions.
  *
- * @throws {BusError} `MESSAGE_NOT_FOUND`, `INVALID_ARGUMENT`
+ * @throws {BusError} `MESSAGE_NOT_FOUND`, `INVALID_ARGUMENT`, `AUTHENTICATION_REQUIRED`
  */
 export async function react(
   bus: Bus,
   session: Session,
-  args: { message_id: string; reaction: string; agent_id?: string | undefined },
+  args: ReactionArgs,
 ): Promise<
   { message_id: string; agent_id: string; reaction: string; created_at: string; added: boolean }
 > {
   const reaction = cleanName(args.reaction, "reaction", MAX_REACTION_CHARS);
-  const agentId = reactor(session, args.agent_id);
   return await write(bus, () => {
+    const agentId = reactor(bus, session, args);
     requireMessage(bus.store, args.message_id);
+    const existing = getReaction(bus.store, { messageId: args.message_id, agentId, reaction });
+    if (existing) return { ...toReaction(existing), added: false };
+    if (reactionCount(bus.store, args.message_id) >= MAX_REACTIONS_PER_MESSAGE) {
+      throw invalidArgument(
+        `Message '${args.message_id}' has ${MAX_REACTIONS_PER_MESSAGE} reactions, the most it ` +
+          "takes; remove one first",
+      );
+    }
     const added = addReaction(bus.store, {
       message_id: args.message_id,
       agent_id: agentId,
@@ -410,16 +431,16 @@ export async function react(
 /**
  * `msg_unreact`: `removed` says whether the reaction was there.
  *
- * @throws {BusError} `MESSAGE_NOT_FOUND`, `INVALID_ARGUMENT`
+ * @throws {BusError} `MESSAGE_NOT_FOUND`, `INVALID_ARGUMENT`, `AUTHENTICATION_REQUIRED`
  */
 export async function unreact(
   bus: Bus,
   session: Session,
-  args: { message_id: string; reaction: string; agent_id?: string | undefined },
+  args: ReactionArgs,
 ): Promise<{ removed: boolean; message_id: string; reaction: string }> {
   const reaction = cleanName(args.reaction, "reaction", MAX_REACTION_CHARS);
-  const agentId = reactor(session, args.agent_id);
   const removed = await write(bus, () => {
+    const agentId = reactor(bus, session, args);
     requireMessage(bus.store, args.message_id);
     return removeReaction(bus.store, { messageId: args.message_id, agentId, reaction });
   });
@@ -471,7 +492,7 @@ function listed_(
   }
   return rows.map((row) => ({
     message: toChatMessage(row, reactions, row.author_id ? names.get(row.author_id) : undefined),
-    images: imagesOf(row.message_id, attachments),
+    attachments: attachmentBlocks(row.message_id, attachments),
   }));
 }
 
@@ -535,12 +556,23 @@ function credentialsOf(
   return { agentId: args.agent_id, token: args.token };
 }
 
-function reactor(session: Session, agentId: string | undefined): string {
-  const id = agentId ?? session.chatAgent?.agentId;
-  if (!id) {
-    throw invalidArgument(
-      "agent_id is required on a connection without an agent (call bus_connect first)",
+/**
+ * The agent a reaction is made as: the connection's own agent, or `agent_id`
+ * proven by its `token` (call inside a transaction).
+ */
+function reactor(bus: Bus, session: Session, args: ReactionArgs): string {
+  const own = session.chatAgent;
+  const named = args.agent_id === undefined ? undefined : cleanName(args.agent_id, "agent_id", 64);
+  if (args.token === undefined && own && (named === undefined || named === own.agentId)) {
+    return own.agentId;
+  }
+  if (named === undefined || args.token === undefined) {
+    throw new BusError(
+      "AUTHENTICATION_REQUIRED",
+      named === undefined
+        ? "This connection has no agent: call bus_connect first, or pass agent_id and token"
+        : `Reacting as agent '${named}' needs its token: pass agent_id and token`,
     );
   }
-  return cleanName(id, "agent_id", 64);
+  return authenticate(bus.store, named, args.token).agent_id;
 }

@@ -118,18 +118,24 @@ export function toChatMessage(
   };
 }
 
-/** An image ready to become an MCP `image` content block. */
-export interface ImageBlock {
-  type: "image";
-  data: string;
-  mimeType: string;
-}
+/** An attachment as an MCP content block: an `image`, or an embedded `resource` for a file. */
+export type AttachmentBlock =
+  | { type: "image"; data: string; mimeType: string }
+  | { type: "resource"; resource: { uri: string; mimeType: string; blob: string } };
 
-/** The image blocks of one message, in order. */
-export function imagesOf(messageId: string, attachments: readonly AttachmentRow[]): ImageBlock[] {
-  return attachments.filter((a) => a.message_id === messageId).map((a) => ({
-    type: "image",
-    data: a.data,
-    mimeType: a.mime_type,
-  }));
+/** The content blocks of one message's attachments, in order. */
+export function attachmentBlocks(
+  messageId: string,
+  attachments: readonly AttachmentRow[],
+): AttachmentBlock[] {
+  return attachments.filter((a) => a.message_id === messageId).map((a): AttachmentBlock =>
+    a.mime_type.startsWith("image/") ? { type: "image", data: a.data, mimeType: a.mime_type } : {
+      type: "resource",
+      resource: {
+        uri: `agent-bus://messages/${encodeURIComponent(messageId)}/attachments/${a.position}`,
+        mimeType: a.mime_type,
+        blob: a.data,
+      },
+    }
+  );
 }

@@ -238,17 +238,35 @@ function chatBadges(m) {
   return badges;
 }
 
-/** Images and reactions under a chatbus message. */
+/** Types the server shows inline; anything else (SVG included) it serves as a download. */
+const RASTER = new Set([
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "image/avif",
+  "image/bmp",
+]);
+
+/** Attachments (raster images shown, other files as download links) and reactions under a chatbus message. */
 function chatFooter(m) {
   if (!m.chat) return null;
-  const images = m.chat.attachments.map((mime, n) =>
-    el("img", {
-      class: "attachment",
-      alt: `attachment ${n + 1} (${mime})`,
-      loading: "lazy",
-      src: `/api/messages/${encodeURIComponent(m.message_id)}/attachments/${n}`,
-    })
-  );
+  const images = m.chat.attachments.map((mime, n) => {
+    const src = `/api/messages/${encodeURIComponent(m.message_id)}/attachments/${n}`;
+    return RASTER.has(mime)
+      ? el("img", {
+        class: "attachment",
+        alt: `attachment ${n + 1} (${mime})`,
+        loading: "lazy",
+        src,
+      })
+      : el("a", {
+        class: "attachment file",
+        href: src,
+        download: "",
+        text: `attachment ${n + 1} (${mime})`,
+      });
+  });
   const counts = new Map();
   for (const r of m.chat.reactions) counts.set(r.reaction, (counts.get(r.reaction) ?? 0) + 1);
   const reactions = [...counts].map(([reaction, n]) =>

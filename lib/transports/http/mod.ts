@@ -10,7 +10,7 @@
  * @module
  */
 
-import { type ConfigWarning, DEFAULTS, type ResolvedConfig } from "../../config.ts";
+import { type ConfigWarning, DEFAULTS, redactUrl, type ResolvedConfig } from "../../config.ts";
 import { BusError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import { openRuntime } from "../../runtime.ts";
@@ -75,7 +75,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       onListen(address) {
         const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
         const url = `http://${host}:${address.port}`;
-        log.info("agent-bus http server ready", { url, db: config.dbPath });
+        log.info("agent-bus http server ready", { url, db: redactUrl(config.dbPath) });
         options.onListen?.(url);
       },
     }, (request) => handler.handle(request));

@@ -312,6 +312,9 @@ const reactionInput = z.object({
   message_id: messageIdArg,
   reaction: z.string().min(1, "must be a non-empty string").max(64),
   agent_id: agentIdArg.optional().describe("Who reacts (default: this connection's agent)"),
+  token: z.string().max(256).optional().describe(
+    "agent_id's token: needed when agent_id is not this connection's agent",
+  ),
 });
 
 /** `msg_react`. */
@@ -319,7 +322,7 @@ export const msgReactTool = defineTool({
   name: "msg_react",
   title: "React",
   description:
-    "Add a reaction (any short label or emoji) to a message. Idempotent: the same (message, agent, reaction) again returns the existing one.",
+    "Add a reaction (any short label or emoji) to a message, as this connection's agent (or agent_id with its token). Idempotent: the same (message, agent, reaction) again returns the existing one. At most 100 reactions per message.",
   input: reactionInput,
   output: z.object({
     message_id: z.string(),
@@ -355,7 +358,7 @@ function messageBlocks(listed: ListedMessage, withImages: boolean): ContentBlock
     text: `[${message.seq}] ${message.author_name} (${message.role}) ${message.created_at}`,
   }];
   if (message.content) blocks.push({ type: "text", text: message.content });
-  if (withImages) blocks.push(...listed.images);
+  if (withImages) blocks.push(...listed.attachments);
   return blocks;
 }
 
