@@ -48,7 +48,8 @@ export interface FtsExpressions {
  */
 export function toFtsExpressions(text: string): FtsExpressions | undefined {
   const terms: string[] = [];
-  for (const word of text.split(/\s+/)) {
+  // Control characters (a NUL ends an FTS5 string early) separate words like spaces.
+  for (const word of text.split(/[\s\p{Cc}]+/u)) {
     if (!/[\p{L}\p{N}]/u.test(word)) continue;
     terms.push(word.slice(0, MAX_TERM_CHARS));
     if (terms.length === MAX_QUERY_TERMS) break;

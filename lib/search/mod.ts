@@ -25,7 +25,6 @@ import { invalidArgument, type Warning } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/mod.ts";
 import {
-  catchUpIndex,
   type FtsHit,
   ftsSearch,
   type MessageForResult,
@@ -193,8 +192,6 @@ export class SearchEngine {
       ? undefined
       : await this.#semantic(query, args, pool, warnings);
     const useFts = args.mode !== "semantic" || semantic === undefined;
-    // Messages sent since the indexer's last round are indexed first: a search sees every one.
-    if (useFts) await catchUpIndex(this.#store);
     const ftsHits = useFts ? this.#fts(query, args, pool) : [];
 
     const candidates = new Map<string, Candidate>();

@@ -5,10 +5,20 @@
  * (`catchUpIndex`): FTS5 costs about 0.2 ms per transaction that touches
  * it, a third of a one-message send, and a hundredth of that per row in a
  * batch of a hundred. An insert only queues its rowid (`bus_fts_queue`,
- * by trigger, so other programs' inserts are queued too); the indexer
- * writes the rows, and every search catches up first, so a search still
- * sees every committed message. PostgreSQL writes the row with the message.
- * Rows another store left without code terms wait in `bus_terms_queue`.
+ * by trigger, so other programs' inserts are queued too), and one process
+ * (the indexer) writes the rows.
+ *
+ * A search never writes the shared file and never waits for the indexer or
+ * any other writer: inside its read snapshot it brings a private index of
+ * the queued messages (`temp.bus_fts_tail`, one per connection, kept from
+ * search to search so only newly queued rows are tokenized) to exactly the
+ * snapshot's queue, and searches both. A message is in the index or in the
+ * queue in every snapshot (the indexer moves it in one transaction), so a
+ * search sees every committed message whatever the indexer is doing: slow,
+ * killed mid-batch, or holding a lease it never uses. Writing a TEMP table
+ * takes no lock on the database file. PostgreSQL writes the row with the
+ * message. Rows another store left without code terms wait in
+ * `bus_terms_queue`.
  *
  * FTS5 orders its matches by rank (bm25, body weighted over terms) and the
  * outer query joins each to its message only until `LIMIT` rows passed the
@@ -78,8 +88,8 @@ export interface FtsQuery extends SearchFilters {
  * lower is better on both engines.
  */
 export function ftsSearch(store: Store, query: FtsQuery): FtsHit[] {
-  if (query.newest !== undefined) return newestHits(store, query, query.newest);
   if (store.engine === "postgres") {
+    if (query.newest !== undefined) return newestHits(store, query, query.newest, "bus_fts");
     const { sql, params } = filterSql(query, "f.topic_id");
     return store.stmt(
       `SELECT m.topic_id, t.name AS topic_name, m.message_id, m.seq, m.sender, m.message_type,
@@ -93,15 +103,25 @@ export function ftsSearch(store: Store, query: FtsQuery): FtsHit[] {
        ORDER BY rank LIMIT ?`,
     ).all(ftsToTsquery(query.match), ...params, query.limit) as unknown as FtsHit[];
   }
-  const { sql, params } = filterSql(query, "bus_fts.topic_id");
+  const indexed = sqliteHits(store, query, "bus_fts");
+  if (!syncTail(store)) return indexed;
+  // The queued messages' hits, merged by rank (each table's bm25 uses its own statistics).
+  const tail = sqliteHits(store, query, "bus_fts_tail");
+  return [...indexed, ...tail].sort((a, b) => a.rank - b.rank).slice(0, query.limit);
+}
+
+/** {@linkcode ftsSearch} on one SQLite full-text table: the shared index or this connection's tail. */
+function sqliteHits(store: Store, query: FtsQuery, table: "bus_fts" | "bus_fts_tail"): FtsHit[] {
+  if (query.newest !== undefined) return newestHits(store, query, query.newest, table);
+  const { sql, params } = filterSql(query, `${table}.topic_id`);
   return store.stmt(
     `SELECT m.topic_id, t.name AS topic_name, m.message_id, m.seq, m.sender, m.message_type,
-            m.created_at, bus_fts.rank AS rank, m.content_markdown
-     FROM bus_fts
-     JOIN messages AS m ON m.message_id = bus_fts.message_id
+            m.created_at, ${table}.rank AS rank, m.content_markdown
+     FROM ${table}
+     JOIN messages AS m ON m.message_id = ${table}.message_id
      JOIN topics AS t ON t.topic_id = m.topic_id
-     WHERE bus_fts MATCH ?${sql}
-     ORDER BY bus_fts.rank LIMIT ?`,
+     WHERE ${table} MATCH ?${sql}
+     ORDER BY ${table}.rank LIMIT ?`,
   ).all(
     query.match,
     ...params,
@@ -110,10 +130,67 @@ export function ftsSearch(store: Store, query: FtsQuery): FtsHit[] {
 }
 
 /**
+ * Bring this connection's index of the queued messages (`temp.bus_fts_tail`)
+ * to the current snapshot: rows that left the queue (indexed or deleted) or
+ * whose body changed go, newly queued ones come in with their code terms.
+ * Writes only the TEMP database, so it runs inside a read and waits for no
+ * writer. Call inside a read.
+ *
+ * @returns whether the tail holds any row
+ */
+function syncTail(store: Store): boolean {
+  if (store.stmt("SELECT 1 FROM bus_fts_queue LIMIT 1").get() === undefined) {
+    if (tailExists(store) && store.stmt("SELECT 1 FROM temp.bus_fts_tail LIMIT 1").get()) {
+      store.stmt("DELETE FROM temp.bus_fts_tail").run();
+    }
+    return false;
+  }
+  if (!tailExists(store)) {
+    store.stmt(
+      `CREATE VIRTUAL TABLE temp.bus_fts_tail USING fts5(
+         content_markdown, terms, message_id UNINDEXED, topic_id UNINDEXED,
+         tokenize = 'porter unicode61 remove_diacritics 2')`,
+    ).run();
+    store.stmt(
+      "INSERT INTO temp.bus_fts_tail (bus_fts_tail, rank) VALUES ('rank', 'bm25(1.0, 0.5)')",
+    )
+      .run();
+  }
+  store.stmt(
+    `DELETE FROM temp.bus_fts_tail WHERE rowid NOT IN (SELECT rowid FROM bus_fts_queue)
+       OR rowid IN (SELECT t.rowid FROM temp.bus_fts_tail AS t JOIN messages AS m
+                    ON m.rowid = t.rowid WHERE m.content_markdown <> t.content_markdown)`,
+  ).run();
+  const fresh = store.stmt(
+    `SELECT q.rowid AS rowid, m.content_markdown AS content, m.message_id, m.topic_id
+     FROM bus_fts_queue AS q JOIN messages AS m ON m.rowid = q.rowid
+     WHERE q.rowid NOT IN (SELECT rowid FROM temp.bus_fts_tail)`,
+  ).all() as unknown as { rowid: number; content: string; message_id: string; topic_id: string }[];
+  const insert = store.stmt(
+    `INSERT INTO temp.bus_fts_tail (rowid, content_markdown, terms, message_id, topic_id)
+     VALUES (?, ?, ?, ?, ?)`,
+  );
+  for (const row of fresh) {
+    insert.run(row.rowid, row.content, codeTerms(row.content), row.message_id, row.topic_id);
+  }
+  return true;
+}
+
+function tailExists(store: Store): boolean {
+  return store.stmt("SELECT 1 FROM temp.sqlite_master WHERE name = 'bus_fts_tail'").get() !==
+    undefined;
+}
+
+/**
  * The best hits among the `newest` most recent matches; the filters apply
  * after (so a restrictive filter may leave fewer than `limit` of them).
  */
-function newestHits(store: Store, query: FtsQuery, newest: number): FtsHit[] {
+function newestHits(
+  store: Store,
+  query: FtsQuery,
+  newest: number,
+  table: "bus_fts" | "bus_fts_tail",
+): FtsHit[] {
   const postgres = store.engine === "postgres";
   const inTopic = query.topicId === undefined ? "" : ` AND ${postgres ? "f." : ""}topic_id = ?`;
   const matches = postgres
@@ -121,7 +198,7 @@ function newestHits(store: Store, query: FtsQuery, newest: number): FtsHit[] {
        FROM (SELECT to_tsquery('bus_english', ?) AS q) AS q
        JOIN bus_fts AS f ON f.tsv @@ q.q
        WHERE 1 = 1${inTopic} ORDER BY f.rowid DESC LIMIT ?`
-    : `SELECT message_id, rank FROM bus_fts WHERE bus_fts MATCH ?${inTopic}
+    : `SELECT message_id, rank FROM ${table} WHERE ${table} MATCH ?${inTopic}
        ORDER BY rowid DESC LIMIT ?`;
   const { sql, params } = filterSql({ ...query, topicId: undefined }, "m.topic_id");
   return store.stmt(

@@ -6,7 +6,11 @@
  *
  * Work and memory are linear and bounded: each chunk is scanned once, and
  * a message longer than `maxBytes` is skipped as it streams by and reported
- * with its first bytes, so its request id can still be answered.
+ * with its first bytes, so its request id can still be answered. A framed
+ * body that never arrives whole (a `Content-Length` larger than what
+ * follows) must not wedge the stream: the transport calls
+ * {@linkcode FrameReader.abandon} when the body stalls, and the bytes kept
+ * are read again as lines.
  *
  * @module
  */
@@ -59,6 +63,31 @@ export class FrameReader {
       i = newline + 1;
       this.#endOfLine(frames);
     }
+    return frames;
+  }
+
+  /** True while a `Content-Length` frame has begun and its body is not complete. */
+  get awaitingBody(): boolean {
+    return this.#mode !== "line";
+  }
+
+  /**
+   * Give up the framed message in progress (its body stalled): the bytes
+   * kept of it are read again as newline-delimited messages, so a client
+   * that declared a wrong length is back in step at its next line. A body
+   * already past `maxBytes` kept only its head, which is dropped.
+   *
+   * @returns the frames found in the kept bytes
+   */
+  abandon(): Frame[] {
+    if (this.#mode === "line") return [];
+    const kept = this.#skipping ? new Uint8Array(0) : concat(this.#parts);
+    this.#reset();
+    this.#mode = "line";
+    this.#remaining = 0;
+    this.#contentLength = 0;
+    const frames = this.push(kept);
+    // What is left is an unfinished line: it waits for its newline as any line does.
     return frames;
   }
 

@@ -10,6 +10,8 @@
  * - drops an oversized message, answering its request (when an id can be
  *   read from the message's start) with a JSON-RPC error, and keeps serving;
  * - answers a line that is not JSON with a JSON-RPC parse error;
+ * - gives up a `Content-Length` body that stalls for {@linkcode BODY_STALL_MS}
+ *   and reads what came of it as lines, so a wrong length cannot wedge it;
  * - reports end of input through `onclose`, so the process can exit.
  *
  * Streams are injectable for tests; the defaults are the process's stdio.
@@ -20,7 +22,27 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { FrameReader } from "./frame_reader.ts";
+import { type Frame, FrameReader } from "./frame_reader.ts";
+
+/**
+ * How long the body of a `Content-Length` frame may pause before it is
+ * given up: a client writes a message in one go, so a pause this long means
+ * the declared length was wrong (or hostile) and the rest will never come.
+ */
+export const BODY_STALL_MS = 2_000;
+
+/** `read`, or "stalled" when it has not settled within `ms` (the read stays pending). */
+async function withStall<T>(read: Promise<T>, ms: number): Promise<T | "stalled"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<"stalled">((resolve) => {
+    timer = setTimeout(() => resolve("stalled"), ms);
+  });
+  try {
+    return await Promise.race([read, stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Options of {@linkcode StdioTransport}. */
 export interface StdioTransportOptions {
@@ -74,13 +96,25 @@ export class StdioTransport implements Transport {
   async #readLoop(): Promise<void> {
     const reader = this.#reader!;
     const frames = new FrameReader(this.#maxLineBytes);
+    let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
     for (;;) {
-      const { value, done } = await reader.read();
-      if (done || this.#closed) return;
-      for (const frame of frames.push(value)) {
-        if (frame.kind === "message") this.#handleLine(frame.bytes);
-        else this.#reject(frame.head);
+      pending ??= reader.read();
+      // A framed body that stops arriving is given up after a pause, not waited for forever.
+      const result = frames.awaitingBody ? await withStall(pending, BODY_STALL_MS) : await pending;
+      if (result === "stalled") {
+        this.#handleFrames(frames.abandon());
+        continue;
       }
+      pending = undefined;
+      if (result.done || this.#closed) return;
+      this.#handleFrames(frames.push(result.value));
+    }
+  }
+
+  #handleFrames(frames: Frame[]): void {
+    for (const frame of frames) {
+      if (frame.kind === "message") this.#handleLine(frame.bytes);
+      else this.#reject(frame.head);
     }
   }
 

@@ -137,6 +137,10 @@ Deno.test("search never fails on hostile queries, only on a blank one", async ()
     "*",
     "AND OR NOT",
     "SELECT * FROM messages; --",
+    "a\u0000b",
+    "\u0000",
+    "foo\u0000",
+    "\u0001\u007f\u001b[31m",
   ];
   for (const mode of ["fts", "hybrid", "semantic"] as const) {
     for (const query of hostile) {
@@ -145,6 +149,7 @@ Deno.test("search never fails on hostile queries, only on a blank one", async ()
   }
   assert.equal((await fts(engine, { query: "foo-bar" })).count, 1);
   assert.equal((await fts(engine, { query: "NOT" })).count, 1);
+  assert.equal((await fts(engine, { query: "baz\u0000near" })).count, 1, "a NUL separates words");
   for (const query of ["   ", "\n\t"]) {
     await assert.rejects(
       fts(engine, { query }),
@@ -154,7 +159,7 @@ Deno.test("search never fails on hostile queries, only on a blank one", async ()
 });
 
 sqliteTest(
-  "messages inserted by another program are indexed whole, code terms too, before a search",
+  "messages inserted by another program are found whole, code terms too, before and after the indexer writes them",
   "the original program writing the same file; no other program writes a PostgreSQL bus",
   async () => {
     await using tmp = await tmpDir();
@@ -170,6 +175,12 @@ sqliteTest(
     raw.close();
     assert.equal((await fts(engine, { query: "fetchRemoteConfig" })).count, 1);
     assert.equal((await fts(engine, { query: "remote config" })).count, 1, "its parts at once");
+    assert.equal(
+      await engine.indexer.runOnce(),
+      true,
+      "the search wrote nothing: the indexer does",
+    );
+    assert.equal((await fts(engine, { query: "remote config" })).count, 1, "indexed, found once");
     assert.equal(await engine.indexer.runOnce(), false, "nothing left to do");
   },
 );
@@ -218,7 +229,7 @@ sqliteTest(
     assert.equal(await engineA.indexer.runOnce(), true, "A takes the full-text lease and indexes");
     await seedTopic(busB, "u", ["second zeppelin"]);
     assert.equal(await engineB.indexer.runOnce(), false, "B leaves the rows to A");
-    assert.equal((await fts(engineB, { query: "zeppelin" })).count, 2, "B's search catches up");
+    assert.equal((await fts(engineB, { query: "zeppelin" })).count, 2, "B's search sees the queue");
     await seedTopic(busB, "v", ["third zeppelin"]);
     assert.equal(await engineA.indexer.runOnce(), true);
     assert.equal((await fts(engineA, { query: "zeppelin" })).count, 3);

@@ -56,3 +56,24 @@ Deno.test("FrameReader skips an oversized message in either framing, keeps its h
   }
   assert.deepEqual(texts([frames[1]!, frames[3]!]), [B, B]);
 });
+
+Deno.test("FrameReader.abandon() gives up a body that never comes whole and reads what came as lines", () => {
+  const reader = new FrameReader(1 << 20);
+  assert.deepEqual(
+    texts(reader.push(encoder.encode(`Content-Length: 100000000\r\n\r\n${B}\n`))),
+    [],
+  );
+  assert.equal(reader.awaitingBody, true);
+  assert.deepEqual(texts(reader.abandon()), [B]);
+  assert.equal(reader.awaitingBody, false);
+  assert.deepEqual(texts(reader.push(encoder.encode(`${A}\n`))), [A], "back in step");
+  // A stall in the headers, and a partial line left after the abandoned body.
+  reader.push(encoder.encode("Content-Length: 5\r\n"));
+  assert.deepEqual(texts(reader.abandon()), []);
+  reader.push(encoder.encode(`Content-Length: 900\r\n\r\n${B}\n{"jsonrpc"`));
+  assert.deepEqual(texts(reader.abandon()), [B]);
+  assert.deepEqual(texts(reader.push(encoder.encode(':"2.0","id":3,"method":"c"}\n'))), [
+    '{"jsonrpc":"2.0","id":3,"method":"c"}',
+  ]);
+  assert.deepEqual(reader.abandon(), [], "nothing to give up in line mode");
+});

@@ -4,6 +4,7 @@
  */
 
 import assert from "node:assert/strict";
+import { BODY_STALL_MS } from "../../lib/transports/stdio_transport.ts";
 import { INIT_PARAMS, rawServer } from "../_helpers/raw.ts";
 import { until } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -71,6 +72,21 @@ Deno.test("stdio server drops an oversized line, answers its id, and keeps servi
   await server.request(3, "tools/call", { name: "ping", arguments: {} });
   const pong = await server.next();
   assert.equal(pong.id, 3);
+});
+
+Deno.test("stdio server gives up a Content-Length body that never arrives and answers the lines that follow", async () => {
+  await using tmp = await tmpDir();
+  await using server = rawServer(`${tmp.path}/bus.sqlite`);
+  await server.request(1, "initialize", INIT_PARAMS);
+  assert.equal((await server.next()).id, 1);
+  await server.send("Content-Length: 100000000\r\n\r\n");
+  await server.request(2, "ping");
+  const started = performance.now();
+  const pong = await server.next();
+  assert.equal(pong.id, 2, "the ping after the bogus header is answered");
+  assert.ok(performance.now() - started < BODY_STALL_MS + 5_000);
+  await server.request(3, "tools/call", { name: "ping", arguments: {} });
+  assert.equal((await server.next()).id, 3, "and the stream stays in step");
 });
 
 Deno.test("stdio server exits when its client closes stdin, even during a waiting sync", async () => {
