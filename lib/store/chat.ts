@@ -400,6 +400,18 @@ export function latestIssuedToken(
   ).get(topicId, agentId) as ReplyTokenRow | undefined;
 }
 
+/** Hashes of an agent's unused tokens in a thread, newest first (at most `limit`). */
+export function unusedTokenHashes(
+  store: Store,
+  { topicId, agentId, limit }: { topicId: string; agentId: string; limit: number },
+): string[] {
+  return (store.stmt(
+    `SELECT token_hash FROM bus_reply_tokens
+     WHERE topic_id = ? AND agent_id = ? AND consumed_at IS NULL
+     ORDER BY issued_at DESC LIMIT ?`,
+  ).all(topicId, agentId, limit) as { token_hash: string }[]).map((row) => row.token_hash);
+}
+
 // ------------------------------------------------------- refresh requests
 
 /** Ask an agent to re-read before its next post (after a sync error). */
@@ -546,6 +558,16 @@ export function getChatMessage(store: Store, messageId: string): ChatMessageRow 
   return store.stmt(`${CHAT_MESSAGE_SELECT} WHERE m.message_id = ?`).get(messageId) as
     | ChatMessageRow
     | undefined;
+}
+
+/** The newest `limit` messages of a thread after `afterSeq`, oldest first. */
+export function chatMessagesNewest(
+  store: Store,
+  { topicId, afterSeq, limit }: { topicId: string; afterSeq: number; limit: number },
+): ChatMessageRow[] {
+  return (store.stmt(
+    `${CHAT_MESSAGE_SELECT} WHERE m.topic_id = ? AND m.seq > ? ORDER BY m.seq DESC LIMIT ?`,
+  ).all(topicId, afterSeq, limit) as unknown as ChatMessageRow[]).reverse();
 }
 
 /** Messages of a thread after `afterSeq`, oldest first, optionally of one priority. */

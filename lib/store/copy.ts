@@ -11,6 +11,12 @@
  * target must hold no bus yet; at the end the row counts of every copied
  * table are compared.
  *
+ * Nothing is dropped silently: before anything is written, every table of
+ * the source must be either copied ({@linkcode COPIED_TABLES}) or listed,
+ * with the reason, in {@linkcode NOT_COPIED}, and every column of a copied
+ * table must exist in the target; otherwise the copy is refused
+ * (`DB_SCHEMA_MISMATCH`, naming each table and column).
+ *
  * @module
  */
 
@@ -28,7 +34,7 @@ interface CopyTable {
  * Tables in the order they are copied. `rowid` keys name SQLite's implicit
  * rowid, a real column in the PostgreSQL schema.
  */
-const TABLES: readonly CopyTable[] = [
+export const COPIED_TABLES: readonly CopyTable[] = [
   { table: "topics", key: ["rowid"] },
   { table: "topic_seq", key: ["topic_id"] },
   { table: "bus_fts", key: ["rowid"] },
@@ -53,6 +59,57 @@ const TABLES: readonly CopyTable[] = [
   { table: "bus_templates", key: ["id"] },
 ];
 
+/** Tables of a bus that are not copied row by row, and why. */
+export const NOT_COPIED: Readonly<Record<string, string>> = {
+  meta: "copied key by key, except the target's own schema versions",
+  bus_schema_migrations: "PostgreSQL's record of its own migrations (the target keeps its own)",
+  bus_fts_queue:
+    "SQLite's queue of messages awaiting their index rows; the source is indexed first",
+  bus_waiters: "processes of the source waiting now",
+  bus_chat_waits: "agents of the source waiting now",
+  bus_typing: "agents of the source typing now",
+  bus_leases: "which process of the source indexes",
+  bus_sessions: "MCP sessions of the source's processes",
+  bus_session_topics: "MCP sessions of the source's processes",
+  bus_session_questions: "MCP sessions of the source's processes",
+  bus_hook_state: "what the source's client hooks last reported",
+};
+
+/** FTS5's own tables behind SQLite's `bus_fts` (copied through `bus_fts` itself). */
+const FTS5_SHADOWS = new Set(
+  ["_config", "_content", "_data", "_docsize", "_idx"].map((s) => `bus_fts${s}`),
+);
+
+/**
+ * What a copy from `from` to `to` would drop: source tables neither copied
+ * nor listed in {@linkcode NOT_COPIED}, and columns of copied tables the
+ * target lacks. Empty when nothing would be lost. Call outside transactions.
+ */
+export function copyLosses(from: Store, to: Store): string[] {
+  const losses: string[] = [];
+  const copied = new Set(COPIED_TABLES.map((t) => t.table));
+  for (const table of from.read(() => tablesOf(from))) {
+    if (copied.has(table) || Object.hasOwn(NOT_COPIED, table) || FTS5_SHADOWS.has(table)) continue;
+    losses.push(`table ${table} is not copied`);
+  }
+  for (const { table } of COPIED_TABLES) {
+    const target = new Set(to.read(() => columnsOf(to, table)));
+    for (const column of from.read(() => columnsOf(from, table))) {
+      if (!target.has(column)) losses.push(`column ${table}.${column} is missing in the target`);
+    }
+  }
+  return losses;
+}
+
+/** The tables of a store's schema. */
+function tablesOf(store: Store): string[] {
+  const sql = store.engine === "postgres"
+    ? `SELECT table_name AS name FROM information_schema.tables
+       WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
+    : "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'";
+  return store.stmt(sql).all().map((row) => String(row.name));
+}
+
 /** `meta` keys that belong to the target's own schema, never copied. */
 const OWN_META = new Set(["schema_version", "bus_ext_version"]);
 
@@ -72,6 +129,7 @@ export type CopyProgress = (copied: number, total: number) => void;
  * Copy every row of the bus in `from` into `to`.
  *
  * @throws {BusError} `INVALID_ARGUMENT` when `to` already holds topics or messages,
+ *   `DB_SCHEMA_MISMATCH` when the copy would drop a table or column (nothing is written),
  *   `INTERNAL_ERROR` when the counts differ at the end
  */
 export async function copyBus(
@@ -87,9 +145,17 @@ export async function copyBus(
         "an empty database, or wipe it first with agent-bus db wipe",
     );
   }
+  const losses = copyLosses(from, to);
+  if (losses.length > 0) {
+    throw new BusError(
+      "DB_SCHEMA_MISMATCH",
+      `Nothing was copied: the copy would lose data (${losses.join("; ")}). Upgrade the target ` +
+        "(agent-bus db migrate) or use the agent-bus version that wrote the source",
+    );
+  }
   // Messages the source has not indexed yet get their index rows there first, so they travel.
   await catchUpIndex(from);
-  const total = from.read(() => TABLES.reduce((sum, t) => sum + count(from, t.table), 0));
+  const total = from.read(() => COPIED_TABLES.reduce((sum, t) => sum + count(from, t.table), 0));
   let copied = 0;
   onProgress(0, total);
   const metaRows = from.read(() => from.stmt("SELECT key, value FROM meta").all());
@@ -102,7 +168,7 @@ export async function copyBus(
       );
     }
   });
-  for (const spec of TABLES) {
+  for (const spec of COPIED_TABLES) {
     const columns = from.read(() => columnsOf(from, spec.table))
       .filter((c) => to.read(() => columnsOf(to, spec.table)).includes(c));
     const select = selectPage(spec, columns);
@@ -127,7 +193,7 @@ export async function copyBus(
     }
   }
   if (to.engine === "postgres") await advanceIdentities(to);
-  const result = TABLES.map(({ table }) => ({
+  const result = COPIED_TABLES.map(({ table }) => ({
     table,
     source: from.read(() => count(from, table)),
     target: to.read(() => count(to, table)),
@@ -176,7 +242,7 @@ function columnsOf(store: Store, table: string): string[] {
   }
   const names = store.stmt("SELECT name FROM pragma_table_info(?)").all(table)
     .map((row) => String(row.name));
-  const spec = TABLES.find((t) => t.table === table);
+  const spec = COPIED_TABLES.find((t) => t.table === table);
   return spec?.key.includes("rowid") && !names.includes("rowid") ? ["rowid", ...names] : names;
 }
 

@@ -74,6 +74,8 @@ export interface WaitedMessage {
 export interface Waited {
   sync: { current_seq: number; reply_token: string };
   messages: WaitedMessage[];
+  /** The line saying which earlier messages a catching-up read left out, if any. */
+  skippedText?: string;
   raw: CallToolResult;
 }
 
@@ -102,9 +104,12 @@ export function unpackBlocks(raw: CallToolResult): Waited {
   const blocks = raw.content as { type: string; text?: string; data?: string; mimeType?: string }[];
   const sync = JSON.parse(blocks[0]!.text!) as Waited["sync"];
   const messages: WaitedMessage[] = [];
+  let skippedText: string | undefined;
   for (const block of blocks.slice(1)) {
     const header = block.type === "text" ? /^\[(\d+)\] /.exec(block.text!) : null;
-    if (header) {
+    if (messages.length === 0 && block.text?.includes("earlier message(s)")) {
+      skippedText = block.text;
+    } else if (header) {
       messages.push({ header: block.text!, seq: Number(header[1]), content: "", images: [] });
     } else if (block.type === "image") {
       messages.at(-1)!.images.push({ data: block.data!, mimeType: block.mimeType! });
@@ -112,5 +117,5 @@ export function unpackBlocks(raw: CallToolResult): Waited {
       messages.at(-1)!.content = block.text!;
     }
   }
-  return { sync, messages, raw };
+  return { sync, messages, skippedText, raw };
 }

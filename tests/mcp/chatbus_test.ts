@@ -920,7 +920,7 @@ Deno.test("resources (config, agents, threads, transcript, state, summary) and p
   );
 });
 
-Deno.test("bus_connect's history: after_seq filters it, and a long one is cut with a context that stops there", async () => {
+Deno.test("bus_connect's history: after_seq filters it, and a long one shows the newest that fit so the first post succeeds", async () => {
   await using clients = await twoClients();
   const alice = await connectAgent(clients.a, "history");
   for (let i = 1; i <= 120; i++) await post(alice, `message ${i}: ${"words ".repeat(20)}`);
@@ -928,20 +928,20 @@ Deno.test("bus_connect's history: after_seq filters it, and a long one is cut wi
   const seqs = (late.result.messages as { seq: number }[]).map((m) => m.seq);
   assert.deepEqual(seqs, [116, 117, 118, 119, 120], "after_seq filters (no seq-0 prompt after 0)");
   assert.equal(late.seq, 120);
+  assert.equal(late.result.skipped_messages, undefined);
   const early = await connectAgent(clients.b, "history");
   const shown = (early.result.messages as { seq: number }[]).map((m) => m.seq);
-  assert.equal(shown[0], 0, "the thread's system prompt comes first");
-  assert.ok(shown.length <= 101, "at most 100 messages and the prompt");
-  assert.equal(early.result.has_more, true);
-  assert.equal(early.seq, shown.at(-1), "current_seq stops at the last message shown");
-  const stale = await clients.b.fail("msg_post", {
-    thread_id: early.threadId,
-    author: early.agentId,
-    content: "I have not read everything",
-    expected_last_seq: early.seq,
-    reply_token: early.replyToken,
+  assert.equal(shown.at(-1), 120, "the newest messages are shown");
+  assert.ok(shown.length < 120, "not all of them fit");
+  const skipped = early.result.skipped_messages as Record<string, unknown>;
+  assert.deepEqual(skipped, {
+    count: shown[0]! - 1,
+    from_seq: 1,
+    through_seq: shown[0]! - 1,
+    page_with: `msg_list(thread_id="${early.threadId}", after_seq=0, limit=100)`,
   });
-  assert.equal(stale.code, "SeqMismatchError");
+  assert.equal(early.seq, 120, "current_seq is the latest");
+  await post(early, "I read the newest and know what I skipped");
 });
 
 Deno.test("thread_list keeps a page within the result budget and pages on from there", async () => {

@@ -17,7 +17,7 @@ import { setCursor } from "../../store/cursors.ts";
 import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
 import { displayName, registerAgent, type RegisterArgs, resumeAgent } from "./agents.ts";
-import { listMessages, MAX_MESSAGES } from "./read.ts";
+import { connectHistory } from "./read.ts";
 import {
   type CreateThreadArgs,
   insertThread,
@@ -127,16 +127,11 @@ export async function busConnect(
     return { view, created, agentRow, sync };
   });
   const { view, created, agentRow } = joined;
-  const history = listMessages(bus, {
-    thread_id: view.topic_id,
-    after_seq: args.after_seq ?? 0,
-    limit: MAX_MESSAGES,
-    include_system_prompt: true,
-    include_attachments: false,
-  });
+  const history = connectHistory(bus, { threadId: view.topic_id, afterSeq: args.after_seq ?? 0 });
   let sync = joined.sync;
-  const lastReal = history.messages.at(-1)?.message.seq ?? 0;
-  if (history.has_more) sync = { ...sync, current_seq: lastReal };
+  // Far behind: the newest messages are shown and the context stops at the last of them (a
+  // message that committed after the read makes the first post fail with it, not skip it).
+  if (history.skipped) sync = { ...sync, current_seq: history.messages.at(-1)!.message.seq };
   const adminId = view.creator_admin_id;
   const isAdmin = adminId === agentId;
   const roleAssignment = !adminId
@@ -171,7 +166,8 @@ export async function busConnect(
       content: message.content,
       created_at: message.created_at,
     })),
-    has_more: history.has_more,
+    has_more: false,
+    ...(history.skipped ? { skipped_messages: history.skipped } : {}),
     ...sync,
   };
 }

@@ -22,6 +22,7 @@ import {
   attachmentsOf,
   type ChatMessageRow,
   chatMessagesAfter,
+  chatMessagesNewest,
   clearRefreshRequest,
   editsOf,
   enterChatWait,
@@ -125,6 +126,29 @@ export function listMessages(
   });
 }
 
+/**
+ * What `bus_connect` shows of a thread: everything after `after_seq` (with
+ * the system prompt first) when it fits the result budget, else the newest
+ * messages that fit and what was left out (see {@linkcode catchUpWindow}).
+ */
+export function connectHistory(
+  bus: Bus,
+  { threadId, afterSeq }: { threadId: string; afterSeq: number },
+): { messages: ListedMessage[]; skipped: SkippedMessages | undefined } {
+  const all = listMessages(bus, {
+    thread_id: threadId,
+    after_seq: afterSeq,
+    limit: MAX_MESSAGES,
+    include_system_prompt: true,
+    include_attachments: false,
+  });
+  if (!all.has_more) return { messages: all.messages, skipped: undefined };
+  return bus.store.read(() => {
+    const window = catchUpWindow(bus, { topicId: threadId, afterSeq, rows: [] });
+    return { messages: listed_(bus.store, window.rows, false), skipped: window.skipped };
+  });
+}
+
 /** A thread's latest `count` messages, one line each: `[seq] author (role): content`. */
 export function transcript(bus: Bus, threadId: string, count: number): string {
   return bus.store.read(() => {
@@ -174,6 +198,8 @@ export interface WaitResult {
   sync: SyncContext;
   fast_return: boolean;
   has_more: boolean;
+  /** Earlier messages left out to show the newest (see {@linkcode catchUpWindow}). */
+  skipped: SkippedMessages | undefined;
   warnings: Warning[];
 }
 
@@ -262,8 +288,14 @@ export async function waitMessages(
     }
   }
   const delivered = rows ?? [];
-  const page = delivered.slice(0, fitting(bus, delivered));
-  const cut = page.length < delivered.length;
+  // Catching up (no for_agent filter): the newest messages that fit, and a count of the rest.
+  const window = args.for_agent === undefined && delivered.length > 0
+    ? bus.store.read(() =>
+      catchUpWindow(bus, { topicId, afterSeq: args.after_seq, rows: delivered })
+    )
+    : undefined;
+  const page = window?.rows ?? delivered.slice(0, fitting(bus, delivered));
+  const cut = window === undefined && page.length < delivered.length;
   const sync = await write(bus, () => {
     const store = bus.store;
     requireThread(store, topicId); // deleted while waiting: say so, and issue nothing
@@ -283,9 +315,10 @@ export async function waitMessages(
         sync = issueSyncContext(bus, session, { topicId, agentId, source: "msg_wait" });
       }
     }
-    // Cut to the result budget: the context stops at the last message delivered, so a post
-    // with it fails with the rest of them instead of skipping them.
-    if (cut) sync = { ...sync, current_seq: page.at(-1)!.seq };
+    // The context stops at the last message shown: one that committed after the read makes
+    // a post with it fail with that message instead of skipping it (and a for_agent page cut
+    // to the budget stops there too).
+    if (window !== undefined || cut) sync = { ...sync, current_seq: page.at(-1)!.seq };
     // Its read position, for presence in the console and `topic_presence`.
     if (agent !== undefined) {
       setCursor(store, { topicId, agentName: agent.name, lastSeq: sync.current_seq, now });
@@ -298,6 +331,7 @@ export async function waitMessages(
     sync,
     fast_return: start.fast,
     has_more: cut,
+    skipped: window?.skipped,
     warnings,
   };
 }
@@ -503,6 +537,58 @@ function fitting(bus: Bus, rows: readonly ChatMessageRow[]): number {
     (row) => [row.sender, row.content_markdown, row.metadata_json],
     bus.config.toolResultMaxBytes,
   );
+}
+
+/** Messages after a point that were left out of a window, and how to read them. */
+export interface SkippedMessages {
+  count: number;
+  /** The first and last seq left out. */
+  from_seq: number;
+  through_seq: number;
+  /** The call that pages them, oldest first. */
+  page_with: string;
+}
+
+/** What a catching-up read returns: the newest messages that fit, and what it left out. */
+export interface CatchUpWindow {
+  rows: ChatMessageRow[];
+  skipped: SkippedMessages | undefined;
+}
+
+/**
+ * The messages after `afterSeq` for an agent catching up (`bus_connect`,
+ * `msg_wait`): all of them when they fit the result budget, else the newest
+ * that fit, with a count of the earlier ones and the `msg_list` call that
+ * pages them. The sync context then stays at the thread's latest seq, so
+ * the agent can post after one read, however far behind it was (and
+ * nothing was left out without saying so). Call inside a read.
+ */
+export function catchUpWindow(
+  bus: Bus,
+  { topicId, afterSeq, rows }: { topicId: string; afterSeq: number; rows: ChatMessageRow[] },
+): CatchUpWindow {
+  const latest = latestSeq(bus.store, topicId);
+  const everything = rows.length > 0 && rows.at(-1)!.seq === latest;
+  if (everything && fitting(bus, rows) === rows.length) return { rows, skipped: undefined };
+  const newest = chatMessagesNewest(bus.store, { topicId, afterSeq, limit: MAX_MESSAGES });
+  const fit = fittingFromEnd(bus, newest);
+  const window = newest.slice(newest.length - fit);
+  const first = window[0]?.seq ?? latest + 1;
+  if (first <= afterSeq + 1) return { rows: window, skipped: undefined };
+  return {
+    rows: window,
+    skipped: {
+      count: first - afterSeq - 1,
+      from_seq: afterSeq + 1,
+      through_seq: first - 1,
+      page_with: `msg_list(thread_id="${topicId}", after_seq=${afterSeq}, limit=${MAX_MESSAGES})`,
+    },
+  };
+}
+
+/** How many of the last rows fit the result budget together (at least one). */
+function fittingFromEnd(bus: Bus, rows: readonly ChatMessageRow[]): number {
+  return Math.max(fitting(bus, [...rows].reverse()), rows.length > 0 ? 1 : 0);
 }
 
 function handoffTarget(row: ChatMessageRow): unknown {

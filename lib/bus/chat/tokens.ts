@@ -12,9 +12,8 @@
 import {
   getReplyToken,
   insertReplyToken,
-  invalidateReplyTokens,
-  latestIssuedToken,
   type ReplyTokenRow,
+  unusedTokenHashes,
 } from "../../store/chat.ts";
 import { latestSeq } from "../../store/messages.ts";
 import type { Session } from "../session.ts";
@@ -51,26 +50,21 @@ export function issueSyncContext(
 }
 
 /**
- * The agent's newest unused token if this session holds it (all its older
- * ones are retired), else a fresh one: repeated timeouts reuse one token.
+ * For a wait that ends with nothing new: the newest of the agent's unused
+ * tokens that this session holds, handed back as it is (repeated timeouts
+ * reuse one token), else a fresh one for this session. Either way no token
+ * is retired: another session of the same agent may hold one (only hashes
+ * are stored, so it cannot be handed back here), and a wait that merely
+ * timed out must not make that session's post fail.
  */
 export function reuseOrIssue(
   bus: Bus,
   session: Session,
   { topicId, agentId }: { topicId: string; agentId: string },
 ): SyncContext {
-  const latest = latestIssuedToken(bus.store, { topicId, agentId });
-  const token = latest && session.replyTokens.get(latest.token_hash);
-  if (latest && token) {
-    invalidateReplyTokens(bus.store, {
-      topicId,
-      agentId,
-      exceptHash: latest.token_hash,
-      now: bus.now(),
-    });
-    return syncContext(bus, topicId, token);
-  }
-  invalidateReplyTokens(bus.store, { topicId, agentId, now: bus.now() });
+  const hashes = unusedTokenHashes(bus.store, { topicId, agentId, limit: MAX_REMEMBERED_TOKENS });
+  const held = hashes.find((hash) => session.replyTokens.has(hash));
+  if (held !== undefined) return syncContext(bus, topicId, session.replyTokens.get(held)!);
   return issueSyncContext(bus, session, { topicId, agentId, source: "msg_wait" });
 }
 

@@ -181,8 +181,9 @@ export const busConnectTool = defineTool({
   description:
     "One step to start: registers you (or resumes with agent_id + token) and joins the thread named " +
     "thread_name (created if missing: you become its administrator) or thread_id. Returns your identity " +
-    "(keep agent_id and token), the thread, its messages after after_seq (at most 100, with the " +
-    "thread's system prompt as seq 0), and the sync context (current_seq, reply_token) for your first msg_post.",
+    "(keep agent_id and token), the thread, its messages after after_seq (with the thread's system " +
+    "prompt as seq 0; far behind, the newest that fit and skipped_messages saying how to page the " +
+    "earlier ones), and the sync context (current_seq, reply_token) for your first msg_post.",
   input: z.object({
     thread_id: threadIdArg.optional(),
     thread_name: z.string().max(200).optional(),
@@ -222,6 +223,12 @@ export const busConnectTool = defineTool({
       created_at: z.string(),
     })),
     has_more: z.boolean(),
+    skipped_messages: z.object({
+      count: z.int(),
+      from_seq: z.int(),
+      through_seq: z.int(),
+      page_with: z.string(),
+    }).optional(),
     ...syncContextShape,
   }),
   annotations: WRITE,

@@ -21,6 +21,7 @@ import {
   listMessages,
   MAX_MESSAGES,
   react,
+  type SkippedMessages,
   unreact,
   waitMessages,
 } from "../../../bus/chat/read.ts";
@@ -139,7 +140,8 @@ export const msgWaitTool = defineTool({
   title: "Wait for messages",
   description:
     "Block until a message arrives in the thread after after_seq; returns at once if some are there, " +
-    "or (with no messages) right after a sync error so you get a fresh token. Always returns a sync " +
+    "or (with no messages) right after a sync error so you get a fresh token. Far behind, it returns the " +
+    "newest messages that fit and says how many earlier ones it left out, so you can post at once. Always returns a sync " +
     "context (current_seq, reply_token, reply_window), the first block in blocks format. timeout_ms " +
     "(default 300000) bounds the wait. Pass agent_id and token (both or neither; bus_connect binds " +
     "them to this connection). for_agent: only messages whose metadata.handoff_target is that agent.",
@@ -179,10 +181,12 @@ export const msgWaitTool = defineTool({
         })),
         ...result.sync,
         ...(result.has_more ? { has_more: true } : {}),
+        ...(result.skipped ? { skipped_messages: result.skipped } : {}),
       });
       return { structured: {}, text, blocks: [{ type: "text", text }] };
     }
     const blocks: ContentBlock[] = [syncBlock(result.sync)];
+    if (result.skipped) blocks.push(skippedBlock(result.skipped));
     for (const listed of result.messages) {
       blocks.push(...messageBlocks(listed, args.include_attachments));
     }
@@ -364,6 +368,17 @@ function messageBlocks(listed: ListedMessage, withImages: boolean): ContentBlock
 
 function syncBlock(sync: SyncContext): ContentBlock {
   return { type: "text", text: JSON.stringify({ type: "sync_context", ...sync }) };
+}
+
+/** The line that says which earlier messages a catching-up read left out, and how to read them. */
+function skippedText(skipped: SkippedMessages): string {
+  return `[${skipped.count} earlier message(s), seq ${skipped.from_seq}-${skipped.through_seq}, ` +
+    `not shown to keep this result small; the newest follow and the sync context is current. ` +
+    `Page the earlier ones with ${skipped.page_with}]`;
+}
+
+function skippedBlock(skipped: SkippedMessages): ContentBlock {
+  return { type: "text", text: skippedText(skipped) };
 }
 
 function moreBlock(messages: readonly ListedMessage[]): ContentBlock {
