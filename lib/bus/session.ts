@@ -48,10 +48,19 @@ export class Session {
 
   /** This session's entry in the register the hooks read (stdio servers only). */
   readonly record: SessionRecord | undefined;
+  /** Where this session is served: the MCP endpoint's URL over HTTP, `stdio` over stdio. */
+  readonly endpoint: string;
 
-  constructor(options: { agent?: string | undefined; record?: SessionRecord | undefined } = {}) {
+  constructor(
+    options: {
+      agent?: string | undefined;
+      record?: SessionRecord | undefined;
+      endpoint?: string | undefined;
+    } = {},
+  ) {
     this.agent = options.agent;
     this.record = options.record;
+    this.endpoint = options.endpoint ?? "stdio";
   }
 
   /** The identity held in this topic, if any. */

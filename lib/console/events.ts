@@ -16,6 +16,10 @@
  * Events: `message` ({topic_id, message}), `topic` (a topic summary, or
  * `{topic_id, deleted: true}`), `presence` ({topic_id, agents}) and, when a
  * reconnect missed more than can be replayed, `reset` (reload everything).
+ * A message whose metadata names a `handoff_target` or a `stop_reason` is
+ * followed by the event seed 002 names for it: `msg.handoff` ({topic_id,
+ * msg_id, seq, from, to}) or `msg.stop` ({topic_id, msg_id, seq, author,
+ * reason}).
  * Every event's `id` is the position of the newest message sent so far, so
  * a client that reconnects with `Last-Event-ID` gets every message it
  * missed, then the current topics and presence.
@@ -34,6 +38,7 @@ import {
   type TopicSummary,
   topicSummary,
 } from "../bus/admin.ts";
+import type { Message } from "../bus/messages.ts";
 import type { Bus } from "../bus/mod.ts";
 import { MAX_TOPIC_LIST } from "../bus/topics.ts";
 import { BusError } from "../errors.ts";
@@ -53,7 +58,7 @@ export const eventsQuery = z.strictObject({
 
 /** One change, as the hub hands it to every stream. */
 export interface HubEvent {
-  event: "message" | "topic" | "presence";
+  event: "message" | "topic" | "presence" | "msg.handoff" | "msg.stop";
   /** The topic it concerns (streams filter on it). */
   topicId: string;
   /** The message's global position (`message` events only). */
@@ -138,6 +143,9 @@ export class EventHub {
             position: at,
             data: { topic_id: message.topic_id, message },
           });
+          for (const signal of signalsOf(message)) {
+            publish({ ...signal, topicId: message.topic_id });
+          }
         }
         if (batch.length < BATCH) break;
       }
@@ -275,7 +283,9 @@ function follow(
       for (const { position: at, message } of missed) {
         if (at > upTo) break;
         position = at;
-        if (wanted(message.topic_id)) emit("message", { topic_id: message.topic_id, message });
+        if (!wanted(message.topic_id)) continue;
+        emit("message", { topic_id: message.topic_id, message });
+        for (const signal of signalsOf(message)) emit(signal.event, signal.data);
       }
       position = upTo;
     }
@@ -361,4 +371,25 @@ function sameAgents(a: Agents, b: Agents): boolean {
   const key = (agents: Agents) =>
     agents.map((agent) => `${agent.agent_name}:${agent.waiting}:${agent.typing}`).sort().join("\n");
   return key(a) === key(b);
+}
+
+/** The named events a message triggers (seed 002): a handoff and a stop, from its metadata. */
+function signalsOf(message: Message): { event: "msg.handoff" | "msg.stop"; data: unknown }[] {
+  const metadata = message.metadata;
+  if (metadata === null) return [];
+  const signals: { event: "msg.handoff" | "msg.stop"; data: unknown }[] = [];
+  const base = { topic_id: message.topic_id, msg_id: message.message_id, seq: message.seq };
+  if (typeof metadata.handoff_target === "string") {
+    signals.push({
+      event: "msg.handoff",
+      data: { ...base, from: message.sender, to: metadata.handoff_target },
+    });
+  }
+  if (typeof metadata.stop_reason === "string") {
+    signals.push({
+      event: "msg.stop",
+      data: { ...base, author: message.sender, reason: metadata.stop_reason },
+    });
+  }
+  return signals;
 }

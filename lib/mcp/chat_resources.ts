@@ -61,7 +61,7 @@ const PROMPTS = [
 export const CHAT_CAPABILITIES = { resources: {}, prompts: {} };
 
 /** Serve the chatbus resources and prompts on `server`. */
-export function attachChatResources(server: ProtocolServer, bus: Bus): void {
+export function attachChatResources(server: ProtocolServer, bus: Bus, endpoint: string): void {
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: [
       {
@@ -102,7 +102,7 @@ export function attachChatResources(server: ProtocolServer, bus: Bus): void {
       contents: [{ uri, mimeType, text: body }],
     });
     const json = (value: unknown) => text(JSON.stringify(value), "application/json");
-    if (uri === "chat://bus/config") return json(busConfig(bus));
+    if (uri === "chat://bus/config") return json(busConfig(bus, endpoint));
     if (uri === "chat://agents/active") return json(agentList(bus).filter((a) => a.is_online));
     if (uri === "chat://threads/active") {
       return json(threadList(bus, {}).threads.filter((t) => t.status !== "closed"));

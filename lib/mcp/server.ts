@@ -61,6 +61,8 @@ export interface ServerOptions {
   push?: PushMode | undefined;
   /** The session's entry in the register the hooks read (stdio servers). */
   record?: SessionRecord | undefined;
+  /** The URL of the MCP endpoint serving this connection (default `stdio`). */
+  endpoint?: string | undefined;
 }
 
 /** A server and how to shut it down. */
@@ -101,7 +103,7 @@ export function createServer(
       instructions,
     },
   );
-  if (chat) attachChatResources(server, bus);
+  if (chat) attachChatResources(server, bus, runner.session.endpoint);
   const stopTopics = topics ? attachTopicResources(server, bus) : () => {};
   if (prompts) attachPrompts(server, bus, prompts);
   const stopPush = options.agent

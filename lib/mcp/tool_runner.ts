@@ -34,7 +34,7 @@ export interface ToolRunner {
  * Bind a profile's tools to a new session.
  *
  * @param options `agent` is the session's mail identity; `noDrain` hides `bus.drain`; `record`
- *   is the session's entry in the register the hooks read
+ *   is the session's entry in the register the hooks read; `endpoint` is where it is served
  */
 export function createToolRunner(
   profileName: ProfileName,
@@ -43,6 +43,7 @@ export function createToolRunner(
     agent?: string | undefined;
     noDrain?: boolean | undefined;
     record?: SessionRecord | undefined;
+    endpoint?: string | undefined;
   } = {},
 ): ToolRunner {
   const { bus, search } = deps;
@@ -50,7 +51,11 @@ export function createToolRunner(
     t.bind(bus.config)
   );
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const session = new Session({ agent: options.agent, record: options.record });
+  const session = new Session({
+    agent: options.agent,
+    record: options.record,
+    endpoint: options.endpoint,
+  });
   return {
     tools,
     session,

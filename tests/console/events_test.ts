@@ -4,6 +4,7 @@
  */
 
 import assert from "node:assert/strict";
+import { connectAgent, post } from "../_helpers/chat.ts";
 import { cli } from "../_helpers/cli.ts";
 import { startHttpServer } from "../_helpers/http.ts";
 import { type Peer, startPeer } from "../_helpers/peer.ts";
@@ -159,4 +160,36 @@ Deno.test("a reconnect that missed too much is told to reset; idle streams get k
   await stale.until(": keep-alive", 5000);
 
   assert.equal((await fetch(`${server.url}/api/events?last_event_id=x`)).status, 400);
+});
+
+Deno.test("a chatbus handoff or stop is followed by msg.handoff / msg.stop, live and on replay", async () => {
+  await using dir = await tmpDir();
+  const dbPath = `${dir.path}/bus.sqlite`;
+  await using server = await startHttpServer({ dbPath });
+  await using chat = await startPeer({ dbPath, args: ["--profile", "chatbus"] });
+  const alice = await connectAgent(chat, "handoffs");
+  await using events = await openEvents(`${server.url}/api/events`);
+  const lastId = (await events.next((e) => e.event === "ready")).id!;
+  const handed = await post(alice, "over to you", { metadata: { handoff_target: "bob" } });
+  const stopped = await post(alice, "done", { metadata: { stop_reason: "complete" } });
+  const handoff = await events.next((e) => e.event === "msg.handoff");
+  assert.deepEqual(handoff.data, {
+    topic_id: alice.threadId,
+    msg_id: handed.msg_id,
+    seq: handed.seq,
+    from: (alice.result.agent as { name: string }).name,
+    to: "bob",
+  });
+  const stop = await events.next((e) => e.event === "msg.stop");
+  assert.equal((stop.data as { reason: string }).reason, "complete");
+  assert.equal((stop.data as { msg_id: string }).msg_id, stopped.msg_id);
+
+  await using replay = await openEvents(`${server.url}/api/events`, { "last-event-id": lastId });
+  const kinds: string[] = [];
+  for (;;) {
+    const event = await replay.next(() => true);
+    if (event.event === "ready") break;
+    if (event.event !== "topic" && event.event !== "presence") kinds.push(event.event!);
+  }
+  assert.deepEqual(kinds, ["message", "msg.handoff", "message", "msg.stop"]);
 });

@@ -836,6 +836,8 @@ Deno.test("agents: register, list without tokens, heartbeat, update, resume, unr
   assert.equal(((await clients.b.ok("agent_list")).agents as unknown[]).length, 2);
   const config = await clients.a.ok("bus_get_config");
   assert.equal(config.preferred_language, "English");
+  assert.equal(config.endpoint, "stdio", "no made-up URL where there is none");
+  assert.equal(config.transport, "stdio");
 });
 
 Deno.test("bad arguments to every chatbus tool come back as structured INVALID_ARGUMENT errors", async () => {

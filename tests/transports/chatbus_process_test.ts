@@ -125,6 +125,14 @@ Deno.test("the chatbus tools over Streamable HTTP, at /chatbus/mcp and at /mcp w
     arguments: { topic: "over-http", transcript: "[1] a: hello" },
   });
   assert.match((prompt.messages[0]!.content as { text: string }).text, /over-http/);
+  // bus_get_config says where each session is served: the URL it reached, not a fixed port.
+  assert.equal((await one.ok("bus_get_config")).endpoint, `${http.url}/chatbus/mcp`);
+  assert.equal((await two.ok("bus_get_config")).endpoint, `${http.url}/mcp`);
+  const config = await one.client.readResource({ uri: "chat://bus/config" });
+  assert.equal(
+    JSON.parse((config.contents[0] as { text: string }).text).endpoint,
+    `${http.url}/chatbus/mcp`,
+  );
 });
 
 Deno.test("msg_wait sends progress notifications, and a cancelled one stops and leaves no wait state", async () => {

@@ -10,7 +10,6 @@
  */
 
 import { BusError, invalidArgument } from "../../errors.ts";
-import { DEFAULTS } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 import { getAgent, invalidateReplyTokens, threadByName, touchAgent } from "../../store/chat.ts";
 import { setCursor } from "../../store/cursors.ts";
@@ -172,9 +171,13 @@ export async function busConnect(
   };
 }
 
-/** `bus_get_config`: what an agent should know at startup. */
+/**
+ * `bus_get_config`: what an agent should know at startup. `endpoint` is where
+ * the asking session is served: its MCP URL over HTTP, `stdio` over stdio.
+ */
 export function busConfig(
   bus: Bus,
+  endpoint: string,
 ): { preferred_language: string; version: string; [key: string]: unknown } {
   return {
     preferred_language: "English",
@@ -183,7 +186,8 @@ export function busConfig(
       "Please respond in English whenever possible. This is a soft preference - use your best judgement.",
     bus_name: "agent-bus",
     version: PACKAGE_VERSION,
-    endpoint: `http://127.0.0.1:${DEFAULTS.httpPort}`,
+    endpoint,
+    transport: endpoint === "stdio" ? "stdio" : "streamable-http",
     server_time: iso(bus.now()),
     auth_requirements: {
       mcp_thread_create: {

@@ -100,7 +100,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     if (request.method === "POST") {
       const body = await readJson(request, options.maxBodyBytes);
       if ("status" in body) return rpcError(body.status, body.code, body.message);
-      if (isShorthand(body.value)) return await runShorthand(route, body.value);
+      if (isShorthand(body.value)) return await runShorthand(route, request, body.value);
       if (sessionId !== null) return await forward(route, sessionId, request, body.value);
       if (!startsSession(body.value)) {
         return rpcError(
@@ -156,7 +156,10 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     request: Request,
     parsedBody: unknown,
   ): Promise<Response> => {
-    const created = createServer(route.profile, options.deps, { agent: route.agent });
+    const created = createServer(route.profile, options.deps, {
+      agent: route.agent,
+      endpoint: endpointOf(request),
+    });
     let closed = false;
     const close = async (): Promise<void> => {
       if (closed) return;
@@ -181,9 +184,13 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
 
   const runShorthand = async (
     route: Route,
+    request: Request,
     body: { tool: string; args?: unknown },
   ): Promise<Response> => {
-    const runner = createToolRunner(route.profile, options.deps, { agent: route.agent });
+    const runner = createToolRunner(route.profile, options.deps, {
+      agent: route.agent,
+      endpoint: endpointOf(request),
+    });
     const result: CallToolResult = await runner.call(body.tool, body.args ?? {}, {
       signal: shutdown.signal,
     });
@@ -202,4 +209,10 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       return registry.closeAll();
     },
   };
+}
+
+/** The URL of the MCP endpoint a request reached (no query), for `bus_get_config`. */
+function endpointOf(request: Request): string {
+  const url = new URL(request.url);
+  return `${url.origin}${url.pathname}`;
 }

@@ -171,7 +171,7 @@ export const busGetConfigTool = defineTool({
   annotations: READ,
   textStyle: "json",
   usesDb: false,
-  run: (_args, { bus }) => jsonResult(busConfig(bus)),
+  run: (_args, { bus, session }) => jsonResult(busConfig(bus, session.endpoint)),
 });
 
 /** `bus_connect`. */
