@@ -10,7 +10,14 @@
  * @module
  */
 
-import { type ChatAgent, connectAgent, post, wait } from "../tests/_helpers/chat.ts";
+import {
+  type ChatAgent,
+  connectAgent,
+  type LoopTally,
+  post,
+  strictLoop,
+  wait,
+} from "../tests/_helpers/chat.ts";
 import { type Peer, startPeer, textOf } from "../tests/_helpers/peer.ts";
 import { type Distribution, distribution, waitForLog } from "./_stats.ts";
 
@@ -146,5 +153,27 @@ async function storedIds(peer: Peer, threadId: string, skip: number): Promise<st
     if (page.length === 0) return ids;
     ids.push(...page.map((m) => m.msg_id));
     after = page.at(-1)!.seq;
+  }
+}
+
+/**
+ * Fair turns: `agents` agents in separate processes race in the strict loop
+ * on one thread (each posts at once with its chain token, reads after a
+ * refusal) until `posts` posts landed; how they shared them.
+ */
+export async function benchChatFairness(
+  dir: string,
+  options: { agents: number; posts: number },
+): Promise<LoopTally> {
+  const dbPath = `${dir}/chat-fairness-${options.agents}.sqlite`;
+  const peers: Peer[] = await Promise.all(
+    Array.from({ length: options.agents }, () => startPeer({ dbPath, args: CHATBUS })),
+  );
+  try {
+    const agents: ChatAgent[] = [];
+    for (const peer of peers) agents.push(await connectAgent(peer, "fairness"));
+    return await strictLoop(agents, options.posts);
+  } finally {
+    await Promise.all(peers.map((peer) => peer.close()));
   }
 }

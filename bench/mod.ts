@@ -14,7 +14,12 @@
 
 import { parseArgs } from "node:util";
 import { runChart } from "./chart.ts";
-import { benchChatLatency, benchChatThroughput, type ChatThroughput } from "./chatbus.ts";
+import {
+  benchChatFairness,
+  benchChatLatency,
+  benchChatThroughput,
+  type ChatThroughput,
+} from "./chatbus.ts";
 import { benchConsoleEvents } from "./console.ts";
 import { benchContention } from "./contention.ts";
 import { benchFanout } from "./fanout.ts";
@@ -28,7 +33,7 @@ import { benchPostgres } from "./postgres.ts";
 import { benchAnswerLatency } from "./qa.ts";
 import { benchQuality } from "./quality.ts";
 import { type BenchResults, detailTable, record, summaryTable } from "./report.ts";
-import { benchSearch } from "./search.ts";
+import { benchSearch, benchSearchUnderLock } from "./search.ts";
 import { benchStartup } from "./startup.ts";
 import { commit, machine } from "./_system.ts";
 import { benchThroughput, type ThroughputResult } from "./throughput.ts";
@@ -78,12 +83,16 @@ try {
     progress(`chatbus: strict posts, ${agents} agent(s), ${stored} stored`);
     chatThroughput.push(await benchChatThroughput(dir, { agents, stored, seconds: size(10, 3) }));
   }
+  progress("chatbus: four agents racing in the strict loop");
+  const chatFairness = await benchChatFairness(dir, { agents: 4, posts: size(1000, 200) });
   progress("agent-bus watch latency");
   const watch = await benchWatch(dir, size(200, 50));
   progress("web console live events");
   const events = await benchConsoleEvents(dir, size(200, 50));
   progress("search");
   const search = await benchSearch(dir, quick ? [10_000] : [10_000, 100_000]);
+  progress("search while another program holds the write lock");
+  const lockedSearch = await benchSearchUnderLock(dir, size(20_000, 5_000));
   progress("hooks: prompt and stop hook run times, on-call wake-up");
   const hooks = await benchHooks(dir, size(200, 50), size(20, 5));
   progress("start-up");
@@ -112,12 +121,13 @@ try {
     watch,
     events,
     search,
+    lockedSearch,
     startup,
     hooks,
     scan,
     quality,
     hostile,
-    chat: { latency: chatLatency, throughput: chatThroughput },
+    chat: { latency: chatLatency, throughput: chatThroughput, fairness: chatFairness },
     postgres: pg,
   };
   const summary = summaryTable(results);

@@ -9,6 +9,8 @@
 
 import { fileURLToPath } from "node:url";
 import type { ChatThroughput } from "./chatbus.ts";
+import type { LockedSearch } from "./search.ts";
+import type { LoopTally } from "../tests/_helpers/chat.ts";
 import type { ContentionResult } from "./contention.ts";
 import type { HistoryResult } from "./history.ts";
 import type { HooksResult } from "./hooks.ts";
@@ -34,12 +36,13 @@ export interface BenchResults {
   watch: Distribution;
   events: Distribution;
   search: { points: SearchPoint[]; rssMB: number; loadSeconds: number };
+  lockedSearch: LockedSearch;
   startup: { medianMs: number; idleRssMB: number };
   hooks: HooksResult;
   scan: Distribution;
   quality: QualityResult;
   hostile: HostileResult;
-  chat: { latency: Distribution; throughput: ChatThroughput[] };
+  chat: { latency: Distribution; throughput: ChatThroughput[]; fairness: LoopTally };
   /** Absent where PostgreSQL is not installed. */
   postgres: PostgresResult | undefined;
 }
@@ -95,6 +98,8 @@ export function summaryTable(r: BenchResults): string {
     r.chat.throughput.find((t) => t.agents === agents && t.stored === stored)!.perSecond;
   const chatStored = Math.max(...r.chat.throughput.map((t) => t.stored));
   const chatLost = r.chat.throughput.reduce((sum, t) => sum + t.lost, 0);
+  const fair = r.chat.fairness;
+  const fairTotal = fair.posts.reduce((sum, n) => sum + n, 0);
   const chatDuplicated = r.chat.throughput.reduce((sum, t) => sum + t.duplicated, 0);
   const lost = r.throughput.reduce((n, t) => n + t.lost, 0) + r.history.throughput.lost;
   const duplicated = r.throughput.reduce((n, t) => n + t.duplicated, 0) +
@@ -201,6 +206,12 @@ export function summaryTable(r: BenchResults): string {
       chatRate(1, chatStored) >= 0.9 * chatRate(1, 0),
     ],
     [
+      "Chatbus: 4 agents racing, the smallest share of posts",
+      "≥ 15 %",
+      percent(Math.min(...fair.posts) / fairTotal),
+      Math.min(...fair.posts) >= 0.15 * fairTotal,
+    ],
+    [
       "Chatbus: posts lost / duplicated (all runs)",
       "0 / 0",
       `${chatLost} / ${chatDuplicated}`,
@@ -219,6 +230,17 @@ export function summaryTable(r: BenchResults): string {
       "≤ 20 ms",
       at100k ? ms(at100k.latency.p99) : "not run (--quick)",
       at100k ? at100k.latency.p99 <= 20 : undefined,
+    ],
+    [
+      `Full-text search p99 while another program holds the write lock (${
+        count(r.lockedSearch.messages)
+      } messages); errors`,
+      "≤ 2 × free p99; 0",
+      `${ms(r.lockedSearch.locked.p99)} (free ${
+        ms(r.lockedSearch.free.p99)
+      }); ${r.lockedSearch.errors}`,
+      r.lockedSearch.errors === 0 &&
+      r.lockedSearch.locked.p99 <= 2 * Math.max(r.lockedSearch.free.p99, 1),
     ],
     ["Vector scan, 100k × 768 dims, one core (p50)", "≤ 30 ms", ms(r.scan.p50), r.scan.p50 <= 30],
     hybrid
@@ -359,6 +381,14 @@ export function detailTable(r: BenchResults): string {
         count(t.conflicts)
       } SeqMismatchError retried, ${t.lost} lost, ${t.duplicated} duplicated)`,
     ]),
+    [
+      `Chatbus strict loop, 4 agents racing on one thread (${
+        Math.round(r.chat.fairness.seconds)
+      } s): posts per agent; refusals; most refusals in a row`,
+      `${r.chat.fairness.posts.join(" / ")}; ${
+        r.chat.fairness.refusals.join(" / ")
+      }; ${r.chat.fairness.maxRefusalsInARow}`,
+    ],
     ...(r.postgres
       ? [
         [
@@ -384,6 +414,12 @@ export function detailTable(r: BenchResults): string {
     [
       `Teacher publish to waiting student ask, p50 / p99 (${answer.samples} questions)`,
       `${ms(answer.p50)} / ${ms(answer.p99)}`,
+    ],
+    [
+      `Full-text search with the write lock held elsewhere, p50 / p99 (free p50 / p99; ${r.lockedSearch.locked.samples} searches)`,
+      `${ms(r.lockedSearch.locked.p50)} / ${ms(r.lockedSearch.locked.p99)} (${
+        ms(r.lockedSearch.free.p50)
+      } / ${ms(r.lockedSearch.free.p99)}); ${r.lockedSearch.errors} errors`,
     ],
     ...search.points.map((p) => [
       `Search fts at ${count(p.messages)} messages, p50 / p99 (${p.latency.samples} queries)`,

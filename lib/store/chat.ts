@@ -400,6 +400,34 @@ export function latestIssuedToken(
   ).get(topicId, agentId) as ReplyTokenRow | undefined;
 }
 
+/**
+ * Whether another agent holds an unused token of this thread issued at or
+ * after `since` (it has read the thread's latest state and may be about to
+ * post).
+ */
+export function othersHoldFreshTokens(
+  store: Store,
+  { topicId, agentId, since }: { topicId: string; agentId: string; since: number },
+): boolean {
+  return store.stmt(
+    `SELECT 1 FROM bus_reply_tokens
+     WHERE topic_id = ? AND consumed_at IS NULL AND agent_id IS NOT NULL AND agent_id <> ?
+       AND issued_at >= ? LIMIT 1`,
+  ).get(topicId, agentId, since) !== undefined;
+}
+
+/** The author (agent id, if an agent) and time of a thread's latest message. */
+export function latestChatAuthor(
+  store: Store,
+  topicId: string,
+): { seq: number; author_id: string | null; created_at: number } | undefined {
+  return store.stmt(
+    `SELECT m.seq, c.author_id, m.created_at FROM messages AS m
+     LEFT JOIN bus_chat_messages AS c ON c.message_id = m.message_id
+     WHERE m.topic_id = ? ORDER BY m.seq DESC LIMIT 1`,
+  ).get(topicId) as { seq: number; author_id: string | null; created_at: number } | undefined;
+}
+
 /** Hashes of an agent's unused tokens in a thread, newest first (at most `limit`). */
 export function unusedTokenHashes(
   store: Store,

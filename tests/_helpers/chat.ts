@@ -119,3 +119,54 @@ export function unpackBlocks(raw: CallToolResult): Waited {
   }
   return { sync, messages, skippedText, raw };
 }
+
+/** What {@linkcode strictLoop} measured: posts and refusals per agent. */
+export interface LoopTally {
+  posts: number[];
+  refusals: number[];
+  /** The longest run of refusals any one agent met. */
+  maxRefusalsInARow: number;
+  seconds: number;
+}
+
+/**
+ * The strict loop of chatbus agents racing in one thread until `total` posts
+ * landed: each agent posts at once with the chain token of its last post,
+ * and after a refusal reads (`msg_wait`) before posting again.
+ */
+export async function strictLoop(agents: ChatAgent[], total: number): Promise<LoopTally> {
+  const posts = agents.map(() => 0);
+  const refusals = agents.map(() => 0);
+  const runs = agents.map(() => 0);
+  let landed = 0;
+  let maxRefusalsInARow = 0;
+  const started = performance.now();
+  await Promise.all(agents.map(async (agent, i) => {
+    let read = true;
+    while (landed < total) {
+      if (read) await wait(agent, { timeoutMs: 50 });
+      if (landed >= total) break;
+      const result = await agent.caller.call("msg_post", {
+        thread_id: agent.threadId,
+        author: agent.agentId,
+        content: `agent ${i}, post ${posts[i]}`,
+        expected_last_seq: agent.seq,
+        reply_token: agent.replyToken,
+      });
+      if (result.isError) {
+        refusals[i]!++;
+        maxRefusalsInARow = Math.max(maxRefusalsInARow, ++runs[i]!);
+        read = true;
+        continue;
+      }
+      const chain = result.structuredContent as { current_seq: number; reply_token: string };
+      agent.seq = chain.current_seq;
+      agent.replyToken = chain.reply_token;
+      runs[i] = 0;
+      posts[i]!++;
+      landed++;
+      read = false;
+    }
+  }));
+  return { posts, refusals, maxRefusalsInARow, seconds: (performance.now() - started) / 1000 };
+}

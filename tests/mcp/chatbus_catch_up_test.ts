@@ -3,11 +3,12 @@
  * identity: an agent that joins a long thread, or falls far behind, posts
  * after one read (the newest messages that fit, the latest `current_seq`,
  * and a count of what was left out); a `msg_wait` that times out in one
- * session leaves the token another session of the same agent holds usable.
+ * session leaves the token another session of the same agent holds usable;
+ * agents racing to post each get their turn.
  */
 
 import assert from "node:assert/strict";
-import { connectAgent, post, wait } from "../_helpers/chat.ts";
+import { connectAgent, post, strictLoop, wait } from "../_helpers/chat.ts";
 import { startPeer } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -72,5 +73,23 @@ Deno.test("a msg_wait that times out in another session leaves the agent's live 
     assert.ok(!other.isError, JSON.stringify(other.content));
     // Session one still posts with the token it holds.
     await post(alice, `round ${round}`);
+  }
+});
+
+Deno.test("four agents racing in the strict loop each make a fair share of the posts", async () => {
+  await using tmp = await tmpDir();
+  const dbPath = `${tmp.path}/bus.sqlite`;
+  const peers = await Promise.all([0, 1, 2, 3].map(() => startPeer({ dbPath, args: CHATBUS })));
+  try {
+    const agents = [];
+    for (const peer of peers) agents.push(await connectAgent(peer, "race"));
+    const tally = await strictLoop(agents, 200);
+    const total = tally.posts.reduce((a, b) => a + b, 0);
+    assert.ok(
+      tally.posts.every((n) => n >= total * 0.15),
+      `posts per agent ${tally.posts.join(" / ")}: every agent makes at least 15 %`,
+    );
+  } finally {
+    await Promise.all(peers.map((peer) => peer.close()));
   }
 });

@@ -32,6 +32,8 @@ import {
   insertAttachment,
   insertChatExtras,
   invalidateReplyTokens,
+  latestChatAuthor,
+  othersHoldFreshTokens,
   setRefreshRequest,
   touchAgent,
 } from "../../store/chat.ts";
@@ -45,6 +47,7 @@ import {
 import { termsForSend } from "../../store/search.ts";
 import { bumpTopicsVersion } from "../../store/topics.ts";
 import { type Bus, write } from "../mod.ts";
+import { waitFor } from "../waiting.ts";
 import type { Session } from "../session.ts";
 import { MAX_MESSAGE_ID_CHARS, unusedMessageId } from "../sync.ts";
 import { cleanName, metadataJson } from "../validate.ts";
@@ -65,6 +68,8 @@ const MAX_AUTHOR_CHARS = 200;
 const MAX_MISSED = 100;
 /** Most mentions. */
 const MAX_MENTIONS = 50;
+/** How long a post in a row gives way to agents that read the latest message. */
+export const YIELD_MS = 200;
 
 const REMINDER =
   "Your reply_token is no longer usable. Call 'msg_wait' now to get a fresh reply_token before posting again.";
@@ -116,6 +121,7 @@ interface Prepared {
  */
 export async function postMessage(bus: Bus, session: Session, args: PostArgs): Promise<PostResult> {
   const prepared = preparePost(bus, args);
+  await giveWay(bus, args.thread_id, prepared.author);
   const outcome = await write(bus, () => {
     const thread = requireThreadTopic(bus.store, args.thread_id);
     if (thread.status === "closed") {
@@ -177,6 +183,32 @@ function provenAgent(
   if (prepared.tokenHash === undefined) return false;
   const token = getReplyToken(bus.store, prepared.tokenHash);
   return token?.agent_id === agent.agent_id && token.topic_id === topicId;
+}
+
+/**
+ * Before a post in a row by the author of the thread's latest message, wait
+ * (at most {@linkcode YIELD_MS}, no lock held) while another agent that read
+ * that message may answer it; return as soon as the thread moves on.
+ */
+async function giveWay(bus: Bus, threadId: string, author: string): Promise<void> {
+  if (author.length > 64) return;
+  const latest = bus.store.read(() => latestChatAuthor(bus.store, threadId));
+  if (latest?.author_id !== author) return;
+  const contested = () =>
+    othersHoldFreshTokens(bus.store, {
+      topicId: threadId,
+      agentId: author,
+      since: latest.created_at,
+    });
+  if (!bus.store.read(contested)) return;
+  await waitFor(
+    bus,
+    () =>
+      bus.store.read(() => latestSeq(bus.store, threadId) !== latest.seq || !contested())
+        ? true
+        : undefined,
+    YIELD_MS / 1000,
+  );
 }
 
 /** Check `metadata` and the other fields before the write lock is taken. */
