@@ -165,7 +165,7 @@ export async function benchChatFairness(
   dir: string,
   options: { agents: number; posts: number },
 ): Promise<LoopTally> {
-  const dbPath = `${dir}/chat-fairness-${options.agents}.sqlite`;
+  const dbPath = `${dir}/chat-fairness-${options.agents}-${crypto.randomUUID()}.sqlite`;
   const peers: Peer[] = await Promise.all(
     Array.from({ length: options.agents }, () => startPeer({ dbPath, args: CHATBUS })),
   );

@@ -66,3 +66,35 @@ export function countWithinBudget<T>(
   }
   return count;
 }
+
+/**
+ * The leading `items` whose JSON fits in `budget` bytes together (at least
+ * one when there is one, as {@linkcode countWithinBudget}), and whether
+ * some were left out. For lists whose items are whole objects (agents,
+ * templates, edits); each item is serialised once, linear in its size.
+ */
+export function fitJson<T>(items: readonly T[], budget: number): { items: T[]; cut: boolean } {
+  let used = 0;
+  let count = 0;
+  for (const item of items) {
+    used += jsonBytes(JSON.stringify(item), budget - used + 1) + 1;
+    if (count > 0 && used > budget) break;
+    count++;
+    if (used > budget) break;
+  }
+  return { items: items.slice(0, count), cut: count < items.length };
+}
+
+/** The warning a list cut to the result budget carries: how many were left out, and what to do. */
+export function truncatedWarning(
+  leftOut: number,
+  budget: number,
+  hint: string,
+): { code: "RESULTS_TRUNCATED"; message: string; context: Record<string, unknown> } {
+  return {
+    code: "RESULTS_TRUNCATED",
+    message: `${leftOut} more item(s) left out to keep this result within ${budget} bytes ` +
+      `(AGENT_BUS_TOOL_RESULT_MAX_BYTES); ${hint}`,
+    context: { left_out: leftOut },
+  };
+}

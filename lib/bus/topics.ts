@@ -7,6 +7,7 @@
  * @module
  */
 
+import { countWithinBudget } from "../budget.ts";
 import { BusError, type Warning } from "../errors.ts";
 import {
   bumpTopicsVersion,
@@ -111,15 +112,29 @@ export function insertNewTopic(
   return row;
 }
 
-/** Topics with this status, newest first, and whether more than `limit` exist. */
+/**
+ * Topics with this status, newest first, as many as `limit` and the result
+ * budget allow, and whether more exist (`cutByBudget`: the budget stopped it).
+ */
 export function listTopics(
   bus: Bus,
   args: { status: TopicStatusFilter; limit: number },
-): { topics: Topic[]; hasMore: boolean } {
+): { topics: Topic[]; hasMore: boolean; cutByBudget: boolean } {
   const rows = bus.store.read(() =>
     listTopicRows(bus.store, { status: args.status, limit: args.limit + 1 })
   );
-  return { topics: rows.slice(0, args.limit).map(toTopic), hasMore: rows.length > args.limit };
+  const within = rows.slice(0, args.limit);
+  // Names and metadata of agents' choosing: the list stops at the result budget.
+  const fit = countWithinBudget(
+    within,
+    (row) => [row.name, row.metadata_json, row.close_reason],
+    bus.config.toolResultMaxBytes,
+  );
+  return {
+    topics: within.slice(0, fit).map(toTopic),
+    hasMore: rows.length > fit,
+    cutByBudget: fit < within.length,
+  };
 }
 
 /**

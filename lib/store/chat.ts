@@ -401,9 +401,10 @@ export function latestIssuedToken(
 }
 
 /**
- * Whether another agent holds an unused token of this thread issued at or
- * after `since` (it has read the thread's latest state and may be about to
- * post).
+ * Whether another agent is about to answer what happened since `since`: it
+ * holds an unused token of this thread issued since then (it has read the
+ * latest state), or a post of its was refused since then and it has not
+ * read again yet (a pending refresh request).
  */
 export function othersHoldFreshTokens(
   store: Store,
@@ -412,8 +413,11 @@ export function othersHoldFreshTokens(
   return store.stmt(
     `SELECT 1 FROM bus_reply_tokens
      WHERE topic_id = ? AND consumed_at IS NULL AND agent_id IS NOT NULL AND agent_id <> ?
-       AND issued_at >= ? LIMIT 1`,
-  ).get(topicId, agentId, since) !== undefined;
+       AND issued_at >= ?
+     UNION ALL
+     SELECT 1 FROM bus_refresh_requests WHERE topic_id = ? AND agent_id <> ? AND created_at >= ?
+     LIMIT 1`,
+  ).get(topicId, agentId, since, topicId, agentId, since) !== undefined;
 }
 
 /** The author (agent id, if an agent) and time of a thread's latest message. */

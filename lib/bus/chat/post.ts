@@ -69,7 +69,7 @@ const MAX_MISSED = 100;
 /** Most mentions. */
 const MAX_MENTIONS = 50;
 /** How long a post in a row gives way to agents that read the latest message. */
-export const YIELD_MS = 200;
+export const YIELD_MS = 500;
 
 const REMINDER =
   "Your reply_token is no longer usable. Call 'msg_wait' now to get a fresh reply_token before posting again.";

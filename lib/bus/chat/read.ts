@@ -55,6 +55,7 @@ import {
   attachmentBlocks,
   type ChatMessage,
   iso,
+  MAX_REACTIONS,
   type SyncContext,
   toChatMessage,
   toReaction,
@@ -65,7 +66,7 @@ export const MAX_MESSAGES = 100;
 /** Longest reaction label. */
 const MAX_REACTION_CHARS = 64;
 /** Most reactions on one message (every agent and label together). */
-export const MAX_REACTIONS_PER_MESSAGE = 100;
+export const MAX_REACTIONS_PER_MESSAGE = MAX_REACTIONS;
 
 /**
  * The directive every thread starts with (the synthetic seq-0 message),
@@ -114,7 +115,12 @@ export function listMessages(
     });
     const within = rows.slice(0, limit);
     const page = within.slice(0, fitting(bus, within));
-    const listed = listed_(bus.store, page, args.include_attachments ?? true);
+    const listed = listed_(
+      bus.store,
+      page,
+      args.include_attachments ?? true,
+      bus.config.maxAttachmentBytes,
+    );
     const promptShows = args.priority === undefined || args.priority === "normal";
     if (args.include_system_prompt && args.after_seq === 0 && promptShows) {
       listed.unshift({
@@ -327,7 +333,9 @@ export async function waitMessages(
   });
   // Reactions, names and images (up to megabytes) are read after the write lock is released.
   return {
-    messages: bus.store.read(() => listed_(bus.store, page, args.include_attachments ?? true)),
+    messages: bus.store.read(() =>
+      listed_(bus.store, page, args.include_attachments ?? true, bus.config.maxAttachmentBytes)
+    ),
     sync,
     fast_return: start.fast,
     has_more: cut,
@@ -513,6 +521,7 @@ function listed_(
   store: Store,
   rows: readonly ChatMessageRow[],
   withImages: boolean,
+  maxAttachmentBytes = 0,
 ): ListedMessage[] {
   const ids = rows.map((row) => row.message_id);
   const reactions = reactionsOf(store, ids);
@@ -524,10 +533,31 @@ function listed_(
       if (agent) names.set(row.author_id, displayName(agent));
     }
   }
+  // Attachments share one budget per result (one attachment's size, AGENT_BUS_MAX_ATTACHMENT_BYTES):
+  // past it, a block says what was left out and where to fetch it.
+  let room = maxAttachmentBytes;
   return rows.map((row) => ({
     message: toChatMessage(row, reactions, row.author_id ? names.get(row.author_id) : undefined),
-    attachments: attachmentBlocks(row.message_id, attachments),
+    attachments: attachmentBlocks(row.message_id, attachments).map((block, position) => {
+      const size = block.type === "image" ? block.data.length : block.resource.blob.length;
+      if (size <= room) {
+        room -= size;
+        return block;
+      }
+      room = 0;
+      return omittedAttachment(row.message_id, position, size);
+    }),
   }));
+}
+
+/** What stands for an attachment that did not fit in the result. */
+function omittedAttachment(messageId: string, position: number, size: number): AttachmentBlock {
+  return {
+    type: "text",
+    text: `[attachment ${position} of message ${messageId} (${size} bytes of base64) left out ` +
+      `to keep this result small: GET /api/messages/${messageId}/attachments/${position} on the ` +
+      `HTTP server, or read fewer messages at once]`,
+  };
 }
 
 /** How many rows fit the result budget (images are not counted: clients show them apart). */

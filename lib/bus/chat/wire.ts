@@ -114,21 +114,27 @@ export function toChatMessage(
     reply_to_msg_id: row.reply_to,
     edited_at: row.edited_at === null ? null : iso(row.edited_at),
     edit_version: row.edit_version,
-    reactions: reactions.filter((r) => r.message_id === row.message_id).map(toReaction),
+    // A message takes at most MAX_REACTIONS (older buses may hold more): show that many.
+    reactions: reactions.filter((r) => r.message_id === row.message_id).slice(0, MAX_REACTIONS)
+      .map(toReaction),
   };
 }
+
+/** Most reactions a message takes, and shows. */
+export const MAX_REACTIONS = 100;
 
 /** An attachment as an MCP content block: an `image`, or an embedded `resource` for a file. */
 export type AttachmentBlock =
   | { type: "image"; data: string; mimeType: string }
-  | { type: "resource"; resource: { uri: string; mimeType: string; blob: string } };
+  | { type: "resource"; resource: { uri: string; mimeType: string; blob: string } }
+  | { type: "text"; text: string };
 
 /** The content blocks of one message's attachments, in order. */
 export function attachmentBlocks(
   messageId: string,
   attachments: readonly AttachmentRow[],
-): AttachmentBlock[] {
-  return attachments.filter((a) => a.message_id === messageId).map((a): AttachmentBlock =>
+): Exclude<AttachmentBlock, { type: "text" }>[] {
+  return attachments.filter((a) => a.message_id === messageId).map((a) =>
     a.mime_type.startsWith("image/") ? { type: "image", data: a.data, mimeType: a.mime_type } : {
       type: "resource",
       resource: {

@@ -22,17 +22,30 @@ export const topicListTool = defineTool({
   output: z.object({
     topics: z.array(topicSchema),
     count: z.int(),
-    has_more: z.boolean().describe("More topics exist than limit allowed; raise limit"),
+    has_more: z.boolean().describe(
+      "More topics exist than limit (or the result budget) allowed; raise limit",
+    ),
   }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   usesDb: true,
   run(args, { bus }) {
-    const { topics, hasMore } = listTopics(bus, { status: args.status, limit: args.limit });
+    const { topics, hasMore, cutByBudget } = listTopics(bus, {
+      status: args.status,
+      limit: args.limit,
+    });
     const lines = topics.slice(0, TEXT_ROWS).map((topic) =>
       `- ${quote(topic.name)} topic_id=${topic.topic_id} status=${topic.status}`
     );
     if (topics.length > TEXT_ROWS) lines.push(`… and ${topics.length - TEXT_ROWS} more`);
-    const warnings = hasMore
+    const warnings = cutByBudget
+      ? [{
+        code: "TOPICS_TRUNCATED",
+        message: `Only the newest ${topics.length} topics fit this result ` +
+          `(AGENT_BUS_TOOL_RESULT_MAX_BYTES: their names and metadata are large); use ` +
+          `topic_resolve(name=...) for one topic`,
+        context: { limit: args.limit, returned: topics.length },
+      }]
+      : hasMore
       ? [{
         code: "TOPICS_TRUNCATED",
         message: `Only the newest ${args.limit} topics are listed; more exist. Call again with a ` +

@@ -32,6 +32,7 @@ import {
 } from "../../../bus/chat/threads.ts";
 import { defineTool } from "../../define_tool.ts";
 import { jsonResult } from "./json.ts";
+import { fitJson, truncatedWarning } from "../../../budget.ts";
 
 const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false } as const;
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true } as const;
@@ -110,14 +111,31 @@ export const agentListTool = defineTool({
   title: "List agents",
   description: "Every registered agent with online status, capabilities and skills (never tokens).",
   input: z.object({}),
-  output: z.object({ agents: z.array(agentSchema) }),
+  output: z.object({
+    agents: z.array(agentSchema),
+    has_more: z.boolean().optional().describe("Some agents were left out to fit the result budget"),
+  }),
   annotations: READ,
   textStyle: "json",
   usesDb: true,
   run(_args, { bus }) {
-    const agents = agentList(bus);
+    const all = agentList(bus);
+    const budget = bus.config.toolResultMaxBytes;
+    const { items: agents, cut } = fitJson(all, budget);
     // AgentChatBus answers with a bare array; the structured content needs an object around it.
-    return { structured: { agents }, text: JSON.stringify(agents) };
+    return {
+      structured: cut ? { agents, has_more: true } : { agents },
+      text: JSON.stringify(agents),
+      warnings: cut
+        ? [
+          truncatedWarning(
+            all.length - agents.length,
+            budget,
+            "agent_unregister removes agents that are gone",
+          ),
+        ]
+        : [],
+    };
   },
 });
 
@@ -244,13 +262,26 @@ export const templateListTool = defineTool({
   description:
     "Thread templates: the built-ins (code-review, security-audit, architecture, brainstorm) and custom ones.",
   input: z.object({}),
-  output: z.object({ templates: z.array(templateSchema) }),
+  output: z.object({
+    templates: z.array(templateSchema),
+    has_more: z.boolean().optional().describe(
+      "Some templates were left out to fit the result budget",
+    ),
+  }),
   annotations: READ,
   textStyle: "json",
   usesDb: true,
   run(_args, { bus }) {
-    const templates = templateList(bus);
-    return { structured: { templates }, text: JSON.stringify(templates) };
+    const all = templateList(bus);
+    const budget = bus.config.toolResultMaxBytes;
+    const { items: templates, cut } = fitJson(all, budget);
+    return {
+      structured: cut ? { templates, has_more: true } : { templates },
+      text: JSON.stringify(templates),
+      warnings: cut
+        ? [truncatedWarning(all.length - templates.length, budget, "template_get reads one")]
+        : [],
+    };
   },
 });
 

@@ -12,6 +12,7 @@
 
 import type { ContentBlock } from "@modelcontextprotocol/sdk/types";
 import { z } from "zod";
+import { fitJson, truncatedWarning } from "../../../budget.ts";
 import { postMessage } from "../../../bus/chat/post.ts";
 import {
   editHistory,
@@ -293,8 +294,14 @@ export const msgEditHistoryTool = defineTool({
   name: "msg_edit_history",
   title: "Edit history",
   description:
-    "A message's current content and every earlier version, oldest first: [{version, old_content, edited_by, created_at}].",
-  input: z.object({ message_id: messageIdArg }),
+    "A message's current content and every earlier version, oldest first: [{version, old_content, edited_by, created_at}]. " +
+    "A long history comes in pages: has_more with next_after_version to pass as after_version.",
+  input: z.object({
+    message_id: messageIdArg,
+    after_version: z.int().min(0, "must be an int >= 0").default(0).describe(
+      "Only edits after this version (paging)",
+    ),
+  }),
   output: z.object({
     message_id: z.string(),
     current_content: z.string(),
@@ -305,11 +312,32 @@ export const msgEditHistoryTool = defineTool({
       edited_by: z.string(),
       created_at: z.string(),
     })),
+    has_more: z.boolean().optional(),
+    next_after_version: z.int().optional(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   textStyle: "json",
   usesDb: true,
-  run: (args, { bus }) => jsonResult(editHistory(bus, args.message_id)),
+  run(args, { bus }) {
+    const history = editHistory(bus, args.message_id);
+    const later = history.edits.filter((edit) => edit.version > args.after_version);
+    // The current content counts against the budget too.
+    const budget = Math.max(0, bus.config.toolResultMaxBytes - history.current_content.length);
+    const { items: edits, cut } = fitJson(later, budget);
+    const page = { ...history, edits };
+    return jsonResult(
+      cut ? { ...page, has_more: true, next_after_version: edits.at(-1)!.version } : page,
+      cut
+        ? [
+          truncatedWarning(
+            later.length - edits.length,
+            bus.config.toolResultMaxBytes,
+            "page on with after_version=next_after_version",
+          ),
+        ]
+        : [],
+    );
+  },
 });
 
 const reactionInput = z.object({
