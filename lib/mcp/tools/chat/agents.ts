@@ -31,8 +31,7 @@ import {
   templateList,
 } from "../../../bus/chat/threads.ts";
 import { defineTool } from "../../define_tool.ts";
-import { jsonResult } from "./json.ts";
-import { fitJson, truncatedWarning } from "../../../budget.ts";
+import { jsonResult, listResult } from "./json.ts";
 
 const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false } as const;
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true } as const;
@@ -118,25 +117,12 @@ export const agentListTool = defineTool({
   annotations: READ,
   textStyle: "json",
   usesDb: true,
-  run(_args, { bus }) {
-    const all = agentList(bus);
-    const budget = bus.config.toolResultMaxBytes;
-    const { items: agents, cut } = fitJson(all, budget);
-    // AgentChatBus answers with a bare array; the structured content needs an object around it.
-    return {
-      structured: cut ? { agents, has_more: true } : { agents },
-      text: JSON.stringify(agents),
-      warnings: cut
-        ? [
-          truncatedWarning(
-            all.length - agents.length,
-            budget,
-            "agent_unregister removes agents that are gone",
-          ),
-        ]
-        : [],
-    };
-  },
+  // AgentChatBus answers with a bare array; the structured content needs an object around it.
+  run: (_args, { bus }) =>
+    listResult("agents", agentList(bus), {
+      budget: bus.config.toolResultMaxBytes,
+      hint: "agent_unregister removes agents that are gone",
+    }),
 });
 
 /** `agent_update`. */
@@ -271,18 +257,11 @@ export const templateListTool = defineTool({
   annotations: READ,
   textStyle: "json",
   usesDb: true,
-  run(_args, { bus }) {
-    const all = templateList(bus);
-    const budget = bus.config.toolResultMaxBytes;
-    const { items: templates, cut } = fitJson(all, budget);
-    return {
-      structured: cut ? { templates, has_more: true } : { templates },
-      text: JSON.stringify(templates),
-      warnings: cut
-        ? [truncatedWarning(all.length - templates.length, budget, "template_get reads one")]
-        : [],
-    };
-  },
+  run: (_args, { bus }) =>
+    listResult("templates", templateList(bus), {
+      budget: bus.config.toolResultMaxBytes,
+      hint: "template_get reads one",
+    }),
 });
 
 /** `template_get`. */
