@@ -25,6 +25,12 @@ export interface Identity {
    * stored cursor is still `cursor`.
    */
   readHint?: { cursor: number; ownThrough: number };
+  /**
+   * How far a read went that could not be recorded (the write lock was held
+   * by another process): the next write of this identity records it, and
+   * reads start there meanwhile.
+   */
+  pendingCursor?: number;
 }
 
 /** The chatbus agent a session authenticated as (`bus_connect`, `msg_wait`, `msg_edit`). */

@@ -21,6 +21,7 @@ import { countWithinBudget } from "../budget.ts";
 import {
   clearWaiting,
   type CursorRow,
+  getCursor,
   markWaiting,
   setCursor,
   touchCursor,
@@ -136,8 +137,7 @@ export async function sync(
   let mark = bus.changes.mark();
   // A wait about to start is recorded in the same transaction (the console's
   // "waiting" presence), and cleared by the one that ends it: no extra commits.
-  const first = await write(bus, () => {
-    const round = syncRound(bus, identity, args, items);
+  const markIfWaiting = (round: Round) => {
     if (round.received.length === 0 && waitSeconds > 0) {
       markWaiting(bus.store, {
         topicId: args.topicId,
@@ -145,8 +145,15 @@ export async function sync(
         until: bus.now() + waitSeconds,
       });
     }
-    return round;
-  });
+  };
+  // Sending or acknowledging needs the write lock; a sync that only reads never waits for it.
+  const first = items.length === 0 && args.ackThrough === undefined
+    ? await quietRound(bus, identity, args, markIfWaiting)
+    : await write(bus, () => {
+      const round = syncRound(bus, identity, args, items);
+      markIfWaiting(round);
+      return round;
+    });
   let round = first;
   if (round.received.length === 0 && waitSeconds > 0) {
     bus.log.debug("sync waiting", { topic_id: args.topicId, agent_name: identity.agentName });
@@ -168,14 +175,12 @@ export async function sync(
         );
         if (!unread) continue;
         // Read (and on timeout, touch presence) without resending or re-acking.
-        round = await write(bus, () => {
-          const next = syncRound(bus, identity, { ...args, ackThrough: undefined }, []);
-          waiting = next.received.length === 0 && outcome !== "timeout";
-          if (!waiting) {
+        round = await quietRound(bus, identity, { ...args, ackThrough: undefined }, (next) => {
+          if (next.received.length > 0 || outcome === "timeout") {
             clearWaiting(bus.store, { topicId: args.topicId, agentName: identity.agentName });
           }
-          return next;
         });
+        waiting = round.received.length === 0 && outcome !== "timeout";
         if (!waiting) break;
       }
     } finally {
@@ -240,6 +245,18 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   if (items.length > 0) ensureOpen(topic);
   const now = bus.now();
   let cursor = touchCursor(store, { topicId: topic.topic_id, agentName: identity.agentName, now });
+  // A read this session could not record (the write lock was held elsewhere) is recorded now.
+  const pending = identity.pendingCursor;
+  identity.pendingCursor = undefined;
+  if (pending !== undefined && pending > cursor.last_seq) {
+    setCursor(store, {
+      topicId: topic.topic_id,
+      agentName: identity.agentName,
+      lastSeq: pending,
+      now,
+    });
+    cursor = { ...cursor, last_seq: pending };
+  }
   const sent = items.length > 0
     ? insertOutbox(bus, identity.agentName, topic.topic_id, items, now)
     : [];
@@ -260,9 +277,55 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
     }
   }
 
-  const rows = messagesAfter(store, {
-    topicId: topic.topic_id,
-    afterSeq: readStart(identity, cursor.last_seq, args.includeSelf),
+  const read = unreadBatch(bus, identity, args, cursor.last_seq);
+  if (args.autoAdvance && read.last !== undefined) {
+    setCursor(store, {
+      topicId: topic.topic_id,
+      agentName: identity.agentName,
+      lastSeq: read.last,
+      now,
+    });
+    cursor = { ...cursor, last_seq: read.last };
+  }
+  noteOwnTail(bus, identity, args, cursor.last_seq, read);
+  return { cursor, sent, received: read.received, hasMore: read.hasMore };
+}
+
+/**
+ * A round of a sync that sends and acknowledges nothing, when the write lock
+ * is held elsewhere: the same messages from the snapshot, written nowhere.
+ * The cursor's move is kept in the session (`pendingCursor`) and recorded by
+ * its next write, so the next sync neither repeats nor skips a message.
+ * Call inside a read.
+ */
+function readRound(bus: Bus, identity: Identity, args: SyncArgs): Round {
+  const store = bus.store;
+  const topic = requireTopic(store, args.topicId);
+  const stored = getCursor(store, { topicId: topic.topic_id, agentName: identity.agentName });
+  const from = Math.max(stored?.last_seq ?? 0, identity.pendingCursor ?? 0);
+  const read = unreadBatch(bus, identity, args, from);
+  const through = args.autoAdvance && read.last !== undefined ? read.last : from;
+  if (through > (stored?.last_seq ?? 0)) identity.pendingCursor = through;
+  noteOwnTail(bus, identity, args, through, read);
+  const cursor: CursorRow = stored ? { ...stored, last_seq: through } : {
+    topic_id: topic.topic_id,
+    agent_name: identity.agentName,
+    last_seq: through,
+    updated_at: bus.now(),
+  };
+  return { cursor, sent: [], received: read.received, hasMore: read.hasMore };
+}
+
+/** The messages a round delivers after `cursor`: as many as `max_items` and the budget allow. */
+function unreadBatch(
+  bus: Bus,
+  identity: Identity,
+  args: SyncArgs,
+  cursor: number,
+): { received: Message[]; hasMore: boolean; last: number | undefined } {
+  const rows = messagesAfter(bus.store, {
+    topicId: args.topicId,
+    afterSeq: readStart(identity, cursor, args.includeSelf),
     excludeSender: args.includeSelf ? null : identity.agentName,
     limit: args.maxItems + 1,
   });
@@ -271,22 +334,53 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
     0,
     countWithinBudget(within, messageTexts, bus.config.toolResultMaxBytes),
   );
-  const hasMore = rows.length > batch.length;
-  const last = batch.at(-1);
-  if (args.autoAdvance && last) {
-    setCursor(store, {
-      topicId: topic.topic_id,
-      agentName: identity.agentName,
-      lastSeq: last.seq,
-      now,
-    });
-    cursor = { ...cursor, last_seq: last.seq };
+  return {
+    received: batch.map(toMessage),
+    hasMore: rows.length > batch.length,
+    last: batch.at(-1)?.seq,
+  };
+}
+
+/** Everything after the cursor is this peer's own: the next read can start past it. */
+function noteOwnTail(
+  bus: Bus,
+  identity: Identity,
+  args: SyncArgs,
+  cursor: number,
+  read: { hasMore: boolean; last: number | undefined },
+): void {
+  if (!args.includeSelf && !read.hasMore && (args.autoAdvance || read.last === undefined)) {
+    identity.readHint = { cursor, ownThrough: latestSeq(bus.store, args.topicId) };
   }
-  if (!args.includeSelf && !hasMore && (args.autoAdvance || !last)) {
-    // Everything after the cursor is this peer's own: the next read can start past it.
-    identity.readHint = { cursor: cursor.last_seq, ownThrough: latestSeq(store, topic.topic_id) };
+}
+
+/** How long a sync that sends nothing waits for the write lock before it reads instead. */
+const READ_ONLY_AFTER_MS = 25;
+
+/**
+ * One round of a sync that sends and acknowledges nothing: recorded as usual
+ * (cursor, presence, and `also`) when the write lock comes within
+ * {@linkcode READ_ONLY_AFTER_MS}, else read from the snapshot (see
+ * {@linkcode readRound}): a reader never waits for another process's writer.
+ */
+async function quietRound(
+  bus: Bus,
+  identity: Identity,
+  args: SyncArgs,
+  also: (round: Round) => void,
+): Promise<Round> {
+  try {
+    const round = await bus.store.immediate(() => {
+      const round = syncRound(bus, identity, args, []);
+      also(round);
+      return round;
+    }, { waitMs: READ_ONLY_AFTER_MS });
+    bus.changes.notify();
+    return round;
+  } catch (error) {
+    if (!(error instanceof BusError && error.code === "DB_BUSY")) throw error;
+    return bus.store.read(() => readRound(bus, identity, args));
   }
-  return { cursor, sent, received: batch.map(toMessage), hasMore };
 }
 
 function insertOutbox(

@@ -401,23 +401,18 @@ export function latestIssuedToken(
 }
 
 /**
- * Whether another agent is about to answer what happened since `since`: it
- * holds an unused token of this thread issued since then (it has read the
- * latest state), or a post of its was refused since then and it has not
- * read again yet (a pending refresh request).
+ * Whether another agent lost a race in this thread since `since`: a post of
+ * its was refused then, and it has not posted since (its refresh request,
+ * served or not, is still there).
  */
-export function othersHoldFreshTokens(
+export function othersRefusedSince(
   store: Store,
   { topicId, agentId, since }: { topicId: string; agentId: string; since: number },
 ): boolean {
   return store.stmt(
-    `SELECT 1 FROM bus_reply_tokens
-     WHERE topic_id = ? AND consumed_at IS NULL AND agent_id IS NOT NULL AND agent_id <> ?
-       AND issued_at >= ?
-     UNION ALL
-     SELECT 1 FROM bus_refresh_requests WHERE topic_id = ? AND agent_id <> ? AND created_at >= ?
-     LIMIT 1`,
-  ).get(topicId, agentId, since, topicId, agentId, since) !== undefined;
+    `SELECT 1 FROM bus_refresh_requests
+     WHERE topic_id = ? AND agent_id <> ? AND created_at >= ? LIMIT 1`,
+  ).get(topicId, agentId, since) !== undefined;
 }
 
 /** The author (agent id, if an agent) and time of a thread's latest message. */
@@ -462,18 +457,33 @@ export function setRefreshRequest(
   ).run(topicId, agentId, reason, now);
 }
 
-/** The pending refresh request's reason, if any. */
+/** The pending refresh request's reason, if any (one the agent has not re-read after). */
 export function refreshRequest(
   store: Store,
   { topicId, agentId }: { topicId: string; agentId: string },
 ): string | undefined {
   return (store.stmt(
-    "SELECT reason FROM bus_refresh_requests WHERE topic_id = ? AND agent_id = ?",
+    `SELECT reason FROM bus_refresh_requests
+     WHERE topic_id = ? AND agent_id = ? AND reason <> 'served'`,
   ).get(topicId, agentId) as { reason: string } | undefined)?.reason;
 }
 
-/** Drop a refresh request (the agent re-read). */
+/**
+ * The agent re-read after a refused post: its refresh request is served. The
+ * row stays (reason `served`) until the agent's next post, as the record
+ * that it lost a race and is owed a turn (see {@linkcode othersRefusedSince}).
+ */
 export function clearRefreshRequest(
+  store: Store,
+  { topicId, agentId }: { topicId: string; agentId: string },
+): void {
+  store.stmt(
+    "UPDATE bus_refresh_requests SET reason = 'served' WHERE topic_id = ? AND agent_id = ?",
+  ).run(topicId, agentId);
+}
+
+/** The agent posted: it is owed nothing any more. */
+export function dropRefreshRequest(
   store: Store,
   { topicId, agentId }: { topicId: string; agentId: string },
 ): void {

@@ -64,8 +64,10 @@ export interface Store {
   /**
    * Run `fn` in one write transaction (serialized with every other writer of
    * the bus, on every host); commit if it returns, roll back if it throws.
+   * `waitMs` bounds the wait for the write lock (default: the store's busy
+   * timeout), after which it throws `DB_BUSY`.
    */
-  immediate<T>(fn: () => T): Promise<T>;
+  immediate<T>(fn: () => T, options?: WriteOptions): Promise<T>;
   /** Run read-only `fn` against one consistent snapshot. */
   read<T>(fn: () => T): T;
   /** A number that changes whenever another process commits. */
@@ -86,6 +88,12 @@ export interface StoreOptions {
   /** Total time a write waits for the lock before `DB_BUSY`. */
   busyTimeoutMs: number;
   log: Logger;
+}
+
+/** How long a write may wait for the lock. */
+export interface WriteOptions {
+  /** At most this long (milliseconds) instead of the store's busy timeout. */
+  waitMs?: number;
 }
 
 /** True when `location` names a PostgreSQL database. */

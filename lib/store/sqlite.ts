@@ -39,7 +39,7 @@ import { BusError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
 import { ensureSchema, type MigrationState, migrationState, schemaMismatch } from "./migrate.ts";
-import type { Store, StoreOptions } from "./mod.ts";
+import type { Store, StoreOptions, WriteOptions } from "./mod.ts";
 import { WriteQueue } from "./write_queue.ts";
 
 /** Naps (ms) between the first attempts to take the write lock, spent blocking. */
@@ -136,9 +136,10 @@ export class SqliteStore implements Store {
    *
    * @throws {BusError} `DB_BUSY` when the lock stays taken for `busyTimeoutMs`
    */
-  async immediate<T>(fn: () => T): Promise<T> {
-    const deadline = performance.now() + this.#busyTimeoutMs;
-    const leave = await this.#queue.turn(this.#busyTimeoutMs);
+  async immediate<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
+    const waitMs = options.waitMs ?? this.#busyTimeoutMs;
+    const deadline = performance.now() + waitMs;
+    const leave = await this.#queue.turn(waitMs);
     try {
       let db = this.#connection(true);
       for (let attempt = 0;; attempt++) {

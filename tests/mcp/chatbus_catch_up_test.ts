@@ -95,3 +95,20 @@ Deno.test("four agents racing in the strict loop each make a fair share of the p
     await Promise.all(peers.map((peer) => peer.close()));
   }
 });
+
+Deno.test("an agent that only reads never slows another agent's posts in a row", async () => {
+  await using tmp = await tmpDir();
+  const dbPath = `${tmp.path}/bus.sqlite`;
+  await using a = await startPeer({ dbPath, args: CHATBUS });
+  await using b = await startPeer({ dbPath, args: CHATBUS });
+  const writer = await connectAgent(a, "one voice");
+  const reader = await connectAgent(b, "one voice");
+  const started = performance.now();
+  for (let i = 0; i < 20; i++) {
+    await post(writer, `update ${i}`);
+    await wait(reader, { timeoutMs: 10_000 }); // the reader reads each one and holds a token
+  }
+  // Giving way (500 ms a post) to a reader would take 10 s here; without it, well under.
+  const seconds = (performance.now() - started) / 1000;
+  assert.ok(seconds < 5, `20 posts in a row took ${seconds.toFixed(1)} s`);
+});

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { openTestBus, openTestSearch, seedTopic } from "../_helpers/bus.ts";
 import { connectInProcess, serveHttpInProcess } from "../_helpers/in_process.ts";
 import { type Peer, startPeer } from "../_helpers/peer.ts";
-import { execSql, holdWriteLock, sqliteTest } from "../_helpers/store.ts";
+import { execSql, holdWriteLock, readRows, sqliteTest } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 /** Searches the first test makes (two per round). */
@@ -142,7 +142,7 @@ sqliteTest(
   },
 );
 
-Deno.test("reads answer while another program holds the write lock: search, topic_list, console pages, REST search, export", async () => {
+Deno.test("reads answer while another program holds the write lock: search, a sync that sends nothing, topic_list, console pages, REST search, export", async () => {
   await using tmp = await tmpDir();
   const path = `${tmp.path}/bus.sqlite`;
   const env = { AGENT_BUS_BUSY_TIMEOUT_MS: "2000", AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9" };
@@ -155,6 +155,8 @@ Deno.test("reads answer while another program holds the write lock: search, topi
     outbox: [{ content_markdown: "the ocelot sleeps" }],
     wait_seconds: 0,
   });
+  await using other = await connectInProcess(path, "peer", { env });
+  await other.ok("topic_join", { agent_name: "other", topic_id: topicId });
   const release = await holdWriteLock(path);
   try {
     const timed = async <T>(what: string, read: () => Promise<T>): Promise<T> => {
@@ -169,6 +171,19 @@ Deno.test("reads answer while another program holds the write lock: search, topi
       () => peer.ok("messages_search", { query: "ocelot", mode: "fts" }),
     ) as { count: number };
     assert.equal(found.count, 1);
+    // A sync that sends nothing reads without the lock; its cursor's move is recorded later.
+    const synced = await timed(
+      "sync",
+      () => other.ok("sync", { topic_id: topicId, wait_seconds: 0 }),
+    ) as {
+      received: { content_markdown: string }[];
+    };
+    assert.deepEqual(synced.received.map((m) => m.content_markdown), ["the ocelot sleeps"]);
+    const again = await timed(
+      "sync again",
+      () => other.ok("sync", { topic_id: topicId, wait_seconds: 0 }),
+    ) as { received: unknown[] };
+    assert.deepEqual(again.received, [], "what was read is not read again");
     const listed = await timed("topic_list", () => peer.ok("topic_list", {})) as {
       topics: unknown[];
     };
@@ -191,4 +206,11 @@ Deno.test("reads answer while another program holds the write lock: search, topi
   } finally {
     await release();
   }
+  // Once the lock is free the cursor is recorded: a new session of the same name starts after it.
+  await other.ok("sync", { topic_id: topicId, wait_seconds: 0 });
+  const rows = await readRows(
+    path,
+    "SELECT last_seq FROM cursors WHERE agent_name = 'other'",
+  );
+  assert.equal(Number(rows[0]!.last_seq), 1);
 });

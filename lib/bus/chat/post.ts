@@ -26,6 +26,7 @@ import {
   chatMessagesAfter,
   clearTyping,
   consumeReplyToken,
+  dropRefreshRequest,
   exitChatWait,
   getAgent,
   getReplyToken,
@@ -33,7 +34,7 @@ import {
   insertChatExtras,
   invalidateReplyTokens,
   latestChatAuthor,
-  othersHoldFreshTokens,
+  othersRefusedSince,
   setRefreshRequest,
   touchAgent,
 } from "../../store/chat.ts";
@@ -187,19 +188,16 @@ function provenAgent(
 
 /**
  * Before a post in a row by the author of the thread's latest message, wait
- * (at most {@linkcode YIELD_MS}, no lock held) while another agent that read
- * that message may answer it; return as soon as the thread moves on.
+ * (at most {@linkcode YIELD_MS}, no lock held) while another agent that lost
+ * a race since that message may answer it; return as soon as the thread
+ * moves on or that agent has posted.
  */
 async function giveWay(bus: Bus, threadId: string, author: string): Promise<void> {
   if (author.length > 64) return;
   const latest = bus.store.read(() => latestChatAuthor(bus.store, threadId));
   if (latest?.author_id !== author) return;
   const contested = () =>
-    othersHoldFreshTokens(bus.store, {
-      topicId: threadId,
-      agentId: author,
-      since: latest.created_at,
-    });
+    othersRefusedSince(bus.store, { topicId: threadId, agentId: author, since: latest.created_at });
   if (!bus.store.read(contested)) return;
   await waitFor(
     bus,
@@ -388,6 +386,7 @@ function insertPost(
     exitChatWait(store, { topicId, agentId: agent.agent_id });
     clearTyping(store, { topicId, agentName: agent.name });
     invalidateReplyTokens(store, { topicId, agentId: agent.agent_id, now });
+    dropRefreshRequest(store, { topicId, agentId: agent.agent_id });
     Object.assign(
       result,
       issueSyncContext(bus, session, {

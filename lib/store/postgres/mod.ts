@@ -35,7 +35,14 @@
 import { redactUrl } from "../../config.ts";
 import { BusError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import type { MigrationState, SqlValue, Statement, Store, StoreOptions } from "../mod.ts";
+import type {
+  MigrationState,
+  SqlValue,
+  Statement,
+  Store,
+  StoreOptions,
+  WriteOptions,
+} from "../mod.ts";
 import { Bridge, BridgeError, type WireResult, type WireStatement } from "./bridge.ts";
 import { toPostgres } from "./dialect.ts";
 import { pgpassPassword } from "./pgpass.ts";
@@ -126,16 +133,16 @@ export class PostgresStore implements Store {
     return statement;
   }
 
-  immediate<T>(fn: () => T): Promise<T> {
+  immediate<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
     try {
-      return Promise.resolve(this.#write(fn));
+      return Promise.resolve(this.#write(fn, options.waitMs ?? this.#busyTimeoutMs));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
   /** {@linkcode PostgresStore.immediate}, synchronously: the bridge blocks, nothing awaits. */
-  #write<T>(fn: () => T): T {
+  #write<T>(fn: () => T, waitMs: number): T {
     for (let attempt = 0;; attempt++) {
       this.#ensureReady();
       let committing = false;
@@ -143,7 +150,7 @@ export class PostgresStore implements Store {
         const result = this.#transaction(
           [
             { sql: "BEGIN", params: [] },
-            { sql: `SET LOCAL lock_timeout = ${Math.max(1, this.#busyTimeoutMs)}`, params: [] },
+            { sql: `SET LOCAL lock_timeout = ${Math.max(1, Math.round(waitMs))}`, params: [] },
             { sql: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, params: [] },
           ],
           fn,
