@@ -161,19 +161,30 @@ function syncTail(store: Store): boolean {
        OR rowid IN (SELECT t.rowid FROM temp.bus_fts_tail AS t JOIN messages AS m
                     ON m.rowid = t.rowid WHERE m.content_markdown <> t.content_markdown)`,
   ).run();
-  const fresh = store.stmt(
+  // Newly queued rows, a bounded page at a time (a long backlog never sits in memory whole).
+  const page = store.stmt(
     `SELECT q.rowid AS rowid, m.content_markdown AS content, m.message_id, m.topic_id
      FROM bus_fts_queue AS q JOIN messages AS m ON m.rowid = q.rowid
-     WHERE q.rowid NOT IN (SELECT rowid FROM temp.bus_fts_tail)`,
-  ).all() as unknown as { rowid: number; content: string; message_id: string; topic_id: string }[];
+     WHERE q.rowid > ? AND q.rowid NOT IN (SELECT rowid FROM temp.bus_fts_tail)
+     ORDER BY q.rowid LIMIT ?`,
+  );
   const insert = store.stmt(
     `INSERT INTO temp.bus_fts_tail (rowid, content_markdown, terms, message_id, topic_id)
      VALUES (?, ?, ?, ?, ?)`,
   );
-  for (const row of fresh) {
-    insert.run(row.rowid, row.content, codeTerms(row.content), row.message_id, row.topic_id);
+  for (let after = 0;;) {
+    const fresh = page.all(after, INDEX_BATCH_ROWS) as unknown as {
+      rowid: number;
+      content: string;
+      message_id: string;
+      topic_id: string;
+    }[];
+    for (const row of fresh) {
+      insert.run(row.rowid, row.content, codeTerms(row.content), row.message_id, row.topic_id);
+    }
+    if (fresh.length < INDEX_BATCH_ROWS) return true;
+    after = fresh.at(-1)!.rowid;
   }
-  return true;
 }
 
 function tailExists(store: Store): boolean {
