@@ -5,9 +5,9 @@
  * Code swaps one of 50,000 characters for a file path (measured with
  * scripts/measure_clients.ts). A `sync` of many large messages returns as
  * many as fit, says `has_more`, moves the cursor only past what it
- * returned, and cuts no body in either form. Every tool of the chatbus and
- * peer profiles stays within the budget over oversized rows (metadata,
- * profiles, templates, edits, reactions), and images within one
+ * returned, and cuts no body in either form. Every tool of every profile
+ * stays within the budget over oversized rows (metadata, profiles,
+ * templates, edits, reactions, questions, mail), and images within one
  * attachment's size.
  */
 
@@ -84,7 +84,7 @@ const BUDGET = 20_000;
 /** What a result adds around its items (keys, sync context, warnings). */
 const ENVELOPE = 3_000;
 
-Deno.test("every chatbus and peer tool keeps its result within the budget over oversized rows, images included", async () => {
+Deno.test("every tool of every profile keeps its result within the budget over oversized rows, images included", async () => {
   await using tmp = await tmpDir();
   const dbPath = `${tmp.path}/bus.sqlite`;
   const env = {
@@ -152,8 +152,36 @@ Deno.test("every chatbus and peer tool keeps its result within the budget over o
     topic_resolve: { name: "t1" },
     messages_search: { query: "picture", include_content: true },
   };
+  // The role and mail profiles over their own large rows: 40 questions and 40 mails of 3 KB.
+  await using teacher = await connectInProcess(dbPath, "teacher", { env });
+  await using student = await connectInProcess(dbPath, "student", { env });
+  await using mailbox = await connectInProcess(dbPath, "mailbox", {
+    env,
+    server: { agent: "bob" },
+  });
+  await using peerbus = await connectInProcess(dbPath, "peerbus", {
+    env,
+    server: { agent: "bob" },
+  });
+  await using sender = await connectInProcess(dbPath, "peerbus", { env, server: { agent: "al" } });
+  for (let i = 0; i < 40; i++) {
+    await student.ok("ask", { topic_id: topicId, question: `question ${i}: ${"q".repeat(3_000)}` });
+    await sender.ok("bus.send", { to: "bob", body: `mail ${i}: ${"b".repeat(3_000)}` });
+    await mailbox.ok("send_to_agent", { name: "bob", msg: `note ${i}: ${"n".repeat(3_000)}` });
+  }
+  args.teacher_drain = { topic_id: topicId, limit: 100 };
+  args.ask_poll = { question_id: "none" };
+  args.sync = { topic_id: topicId, wait_seconds: 0 };
   const oversized: string[] = [];
-  for (const [name, caller] of [["chatbus", chat], ["peer", peer]] as const) {
+  const callers = [
+    ["chatbus", chat],
+    ["peer", peer],
+    ["teacher", teacher],
+    ["student", student],
+    ["mailbox", mailbox],
+    ["peerbus", peerbus],
+  ] as const;
+  for (const [name, caller] of callers) {
     for (const tool of (await caller.client.listTools()).tools) {
       const result = await caller.call(tool.name, args[tool.name] ?? {});
       const blocks = result.content as { type: string; text?: string; data?: string }[];
