@@ -112,7 +112,7 @@ Deno.test("no output of any command shows the database password", async () => {
 
 /**
  * Run a program until its output (stdout and stderr together) shows it is ready or failed,
- * or until it exits; then stop it with SIGINT and return all it printed.
+ * or until it exits; then stop it and return all it printed.
  */
 async function runUntil(
   command: string,
@@ -137,9 +137,14 @@ async function runUntil(
     }
   };
   const pumped = Promise.all([pump(child.stdout), pump(child.stderr)]);
-  await Promise.race([seen, child.status]);
+  // Ready, failed, exited, or (a bound, not a sync point) silent for 30 s: then it is stopped.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => timer = setTimeout(resolve, 30_000));
+  await Promise.race([seen, child.status, bound]);
+  clearTimeout(timer);
   try {
-    child.kill("SIGINT");
+    // SIGKILL: `script` would not pass a gentler signal on; its pty's closing ends the server.
+    child.kill("SIGKILL");
   } catch {
     // it had already exited
   }
