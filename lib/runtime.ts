@@ -31,6 +31,7 @@ export {
   type PostgresProbe,
   probePostgres,
   readMigrationState,
+  sessionSettings,
   wipeDatabase,
 } from "./store/mod.ts";
 

@@ -21,7 +21,7 @@ import { redactUrl, urlScheme } from "../config.ts";
 import { BusError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { MigrationState } from "./migrate.ts";
-import { openPostgresStore, postgresStoreUnopened } from "./postgres/mod.ts";
+import { openPostgresStore, type PostgresProbe, postgresStoreUnopened } from "./postgres/mod.ts";
 import {
   openSqliteStore,
   readMigrationState as readSqliteMigrationState,
@@ -30,6 +30,7 @@ import {
 } from "./sqlite.ts";
 
 export type { MigrationState } from "./migrate.ts";
+export { type PostgresProbe, sessionSettings } from "./postgres/mod.ts";
 
 /** A prepared statement: the part of `node:sqlite`'s `StatementSync` the store modules use. */
 export interface Statement {
@@ -54,6 +55,11 @@ export interface Store {
    * @returns why the store cannot be used, or undefined when it is ready
    */
   check(): BusError | undefined;
+  /**
+   * {@linkcode Store.check}, but waiting out the first seconds of an outage
+   * (a database server restarting) instead of failing at once.
+   */
+  ready(): Promise<BusError | undefined>;
   /** When the database was found replaced under this process (SQLite files only). */
   readonly replacedAt: Date | undefined;
   /**
@@ -155,13 +161,6 @@ export function wipeDatabase(location: string, options: StoreOptions): string[] 
   } finally {
     store.close();
   }
-}
-
-/** What `doctor` learns from a PostgreSQL server (see `PostgresStore.probe`). */
-export interface PostgresProbe {
-  version: string;
-  migration: MigrationState;
-  listenMs: number | undefined;
 }
 
 /**

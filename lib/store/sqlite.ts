@@ -112,6 +112,10 @@ export class SqliteStore implements Store {
     }
   }
 
+  ready(): Promise<BusError | undefined> {
+    return Promise.resolve(this.check());
+  }
+
   /**
    * When this process last found its database file deleted or replaced (and
    * reopened the path), or undefined: what was stored before is not there.

@@ -31,6 +31,8 @@ export interface PeerOptions {
   args?: string[];
   /** Run this program instead of `deno run main.ts` (a compiled binary). */
   command?: string;
+  /** Run the server on another "host": the command is prefixed with this (`ip netns exec …`). */
+  prefix?: string[];
   /** Called before connecting, to set handlers for notifications sent during the handshake. */
   onClient?: (client: Client) => void;
 }
@@ -104,9 +106,11 @@ export function serverCommand(dbPath: string): string[] {
  * @returns the connected peer; dispose it (or `close()`) to stop the process
  */
 export async function startPeer(options: PeerOptions): Promise<Peer> {
-  const [command, ...args] = options.command
-    ? [options.command, ...(options.args ?? [])]
-    : [...serverCommand(options.dbPath), ...(options.args ?? [])];
+  const [command, ...args] = [
+    ...(options.prefix ?? []),
+    ...(options.command ? [options.command] : serverCommand(options.dbPath)),
+    ...(options.args ?? []),
+  ];
   const transport = new StdioClientTransport({
     command: command!,
     args,

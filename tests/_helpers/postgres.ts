@@ -44,7 +44,16 @@ export async function postgresBin(): Promise<{ dir: string } | { unavailable: st
  * power cut); `durable: true` keeps PostgreSQL's defaults, as the
  * benchmarks do, so every commit waits for its flush to disk.
  */
-export async function startPostgres(options: { durable?: boolean } = {}): Promise<Postgres> {
+export async function startPostgres(
+  options: {
+    durable?: boolean;
+    /**
+     * Run the server in a network namespace (`ip netns exec …`), listening on
+     * these addresses only and trusting `10.0.0.0/8`; `url` then uses the first.
+     */
+    netns?: { exec: string[]; listen: string[] };
+  } = {},
+): Promise<Postgres> {
   const bin = await postgresBin();
   if ("unavailable" in bin) throw new Error(bin.unavailable);
   const dir = await tmpDir("agent-bus-pg-");
@@ -53,10 +62,15 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
   const owner = asRoot ? await userIds("postgres") : undefined;
   if (owner) await Deno.chown(dir.path, owner.uid, owner.gid);
   const run = async (program: string, args: string[]) => {
-    const [command, argv] = owner
-      ? ["runuser", ["-u", "postgres", "--", `${bin.dir}/${program}`, ...args]]
-      : [`${bin.dir}/${program}`, args];
-    const output = await new Deno.Command(command, { args: argv, stdout: "piped", stderr: "piped" })
+    const [plain, ...plainArgs] = owner
+      ? ["runuser", "-u", "postgres", "--", `${bin.dir}/${program}`, ...args]
+      : [`${bin.dir}/${program}`, ...args];
+    const [command, ...argv] = [...(options.netns?.exec ?? []), plain!, ...plainArgs];
+    const output = await new Deno.Command(command!, {
+      args: argv,
+      stdout: "piped",
+      stderr: "piped",
+    })
       .output();
     if (!output.success) {
       throw new Error(`${program} failed: ${new TextDecoder().decode(output.stderr)}`);
@@ -64,17 +78,23 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
   };
   await run("initdb", ["-D", data, "-U", "bus", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   const port = freePort();
-  const settings = `-p ${port} -k ${dir.path} -c listen_addresses=127.0.0.1` +
+  const listen = options.netns?.listen ?? ["127.0.0.1"];
+  if (options.netns) {
+    await Deno.writeTextFile(`${data}/pg_hba.conf`, "host all all 10.0.0.0/8 trust\n", {
+      append: true,
+    });
+  }
+  const settings = `-p ${port} -k ${dir.path} -c listen_addresses=${listen.join(",")}` +
     (options.durable ? "" : " -c fsync=off");
   const start = () =>
     run("pg_ctl", ["-D", data, "-o", settings, "-l", `${dir.path}/server.log`, "-w", "start"]);
   const stop = (mode: "fast" | "immediate" = "fast") =>
     run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
   await start();
-  await run("createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "bus", "bus"]);
+  await run("createdb", ["-h", dir.path, "-p", String(port), "-U", "bus", "bus"]);
   let running = true;
   return {
-    url: `postgres://bus@127.0.0.1:${port}/bus`,
+    url: `postgres://bus@${listen[0]}:${port}/bus`,
     port,
     logFile: `${dir.path}/server.log`,
     async stop(mode) {

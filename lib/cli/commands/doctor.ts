@@ -12,7 +12,9 @@
 import {
   inspectDatabaseFile,
   isPostgresUrl,
+  type PostgresProbe,
   probePostgres,
+  sessionSettings,
   sqliteFeatures,
 } from "../../runtime.ts";
 import { EmbeddingsClient } from "../../search/embeddings.ts";
@@ -123,7 +125,44 @@ async function checkPostgres(ctx: CliContext): Promise<Finding[]> {
         status: "ok",
         detail: `LISTEN/NOTIFY round trip ${probe.listenMs.toFixed(1)} ms`,
       },
+    checkStallLimits(probe, ctx.config.busyTimeoutMs),
   ];
+}
+
+/**
+ * The settings that free a vanished host's locks within seconds: each
+ * connection asks for them at start-up; a pooler or a server that drops
+ * start-up parameters (or a PostgreSQL older than 12) leaves them unset.
+ */
+function checkStallLimits(probe: PostgresProbe, busyTimeoutMs: number): Finding {
+  const wanted = sessionSettings(busyTimeoutMs);
+  const tcpOnly = (name: string) => name.startsWith("tcp_");
+  const wrong = Object.entries(wanted)
+    .filter(([name]) => probe.viaTcp || !tcpOnly(name))
+    .filter(([name, value]) => probe.settings[name] !== value)
+    .map(([name, value]) => `${name} is ${probe.settings[name] ?? "unknown"}, not ${value}`);
+  if (wrong.length > 0) {
+    return {
+      check: "Stall limits",
+      status: "warn",
+      detail: `the server did not keep what agent-bus asks for: ${wrong.join("; ")}`,
+      fix: "connect to PostgreSQL 12 or later directly (not through a pooler that drops start-up " +
+        "parameters), or set them in postgresql.conf: idle_in_transaction_session_timeout = 4s, " +
+        "tcp_user_timeout = 4s, tcp_keepalives_idle = 2, tcp_keepalives_interval = 1, " +
+        "tcp_keepalives_count = 2",
+    };
+  }
+  const s = probe.settings;
+  return {
+    check: "Stall limits",
+    status: "ok",
+    detail: `idle in transaction ${s.idle_in_transaction_session_timeout} ms, statement ` +
+      `${s.statement_timeout} ms` +
+      (probe.viaTcp
+        ? `, tcp_user_timeout ${s.tcp_user_timeout} ms, keepalives ${s.tcp_keepalives_idle}+` +
+          `${s.tcp_keepalives_interval}×${s.tcp_keepalives_count} s`
+        : " (Unix socket: no TCP keepalives needed)"),
+  };
 }
 
 function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {

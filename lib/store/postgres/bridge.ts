@@ -10,9 +10,11 @@
  * the disk. A transaction's statements run back to back on one connection,
  * never interleaved with another request's.
  *
- * A worker that does not answer within the deadline (a server that stopped
- * answering mid-query) is terminated and replaced, so a hung connection
- * never hangs the process for longer than the deadline.
+ * Every batch has a deadline: the worker gives up on a connection that does
+ * not answer in time (a server or network that stalled without closing) and
+ * fails the batch as a lost connection. A worker that does not answer at all
+ * within that deadline and a margin is terminated and replaced, so a hung
+ * connection never hangs the process for longer.
  *
  * @module
  */
@@ -36,12 +38,15 @@ import type {
   WireResult,
   WireStatement,
   WorkerEvent,
+  WorkerInit,
 } from "./worker.ts";
 
 export type { WireError, WireResult, WireStatement } from "./worker.ts";
 
 /** How long a new worker may take to load before it is given up. */
 const STARTUP_MS = 15_000;
+/** How much longer than a batch's deadline the worker itself may take to answer. */
+const WORKER_MARGIN_MS = 2000;
 
 /** Options of {@linkcode Bridge}. */
 export interface BridgeOptions {
@@ -50,8 +55,14 @@ export interface BridgeOptions {
   password?: string;
   /** Seconds to wait for a connection. */
   connectTimeoutS: number;
-  /** How long one call may block before the worker is replaced. */
+  /** How long the server may take to answer a batch unless the call says otherwise. */
   deadlineMs: number;
+  /** Run-time parameters every connection sets at start-up (timeouts, keepalives). */
+  session: Record<string, string>;
+  /** Seconds of silence before the client's TCP keepalive probes start. */
+  keepAliveS: number;
+  /** How often the LISTEN connection's liveness is checked. */
+  probeEveryMs: number;
   /** Called on the event loop for every worker event (notifications). */
   onEvent: (event: WorkerEvent) => void;
 }
@@ -85,12 +96,20 @@ export class Bridge {
   /**
    * Run `statements` (pipelined, in order) and return their results.
    * `noWait` returns at once; an error surfaces with the next call.
+   * `deadlineMs` (default: the bridge's) bounds the server's answer.
    *
-   * @throws {BridgeError} the first statement's failure, or a timeout
+   * @throws {BridgeError} the first statement's failure, or `STALLED`
    */
-  batch(statements: WireStatement[], noWait = false): WireResult[] {
+  batch(
+    statements: WireStatement[],
+    options: { noWait?: boolean; deadlineMs?: number } = {},
+  ): WireResult[] {
     const wire = statements.map((s) => ({ sql: s.sql, params: bytesToWire(s.params) }));
-    const response = this.#call({ op: "batch", statements: wire, noWait });
+    const deadlineMs = options.deadlineMs ?? this.#options.deadlineMs;
+    const response = this.#call(
+      { op: "batch", statements: wire, noWait: options.noWait ?? false, deadlineMs },
+      deadlineMs + this.#options.connectTimeoutS * 1000 + WORKER_MARGIN_MS,
+    );
     if (!response.ok) throw new BridgeError(response.error);
     for (const result of response.results) if (result.binary) rowsFromWire(result.rows);
     return response.results;
@@ -117,7 +136,10 @@ export class Bridge {
     this.#terminate();
   }
 
-  #call(request: WireRequest, deadlineMs = this.#options.deadlineMs): WireResponse {
+  #call(
+    request: WireRequest,
+    deadlineMs = this.#options.deadlineMs + WORKER_MARGIN_MS,
+  ): WireResponse {
     const buffer = this.#ensureWorker();
     const state = slots(buffer);
     const seq = ++this.#seq;
@@ -158,12 +180,17 @@ export class Bridge {
       this.#workerError = event.message;
       if (this.#worker === worker) this.#terminate();
     };
-    worker.postMessage({
-      url: this.#options.url,
-      buffer,
-      connectTimeoutS: this.#options.connectTimeoutS,
-      password: this.#options.password,
-    });
+    worker.postMessage(
+      {
+        url: this.#options.url,
+        buffer,
+        connectTimeoutS: this.#options.connectTimeoutS,
+        session: this.#options.session,
+        keepAliveS: this.#options.keepAliveS,
+        probeEveryMs: this.#options.probeEveryMs,
+        ...(this.#options.password === undefined ? {} : { password: this.#options.password }),
+      } satisfies WorkerInit,
+    );
     this.#worker = worker;
     this.#buffer = buffer;
     this.#seq = 0;

@@ -24,10 +24,19 @@
  * - **Failures**: a transaction whose connection is found dead before
  *   `COMMIT` runs once more on a fresh connection (a server restart, an idle
  *   connection cut by a firewall); a connection lost during `COMMIT` is a
- *   `DB_UNAVAILABLE` saying the outcome is unknown. While the server is
- *   unreachable every access fails fast with `DB_UNAVAILABLE`, and at most
- *   once a second one tries to connect again. A lock held longer than the
- *   busy timeout is `DB_BUSY`, as on SQLite.
+ *   `DB_UNAVAILABLE` saying the outcome is unknown. For the first
+ *   {@linkcode OUTAGE_GRACE_MS} of an outage (a server restart takes one or
+ *   two seconds) writes and tool calls wait and retry; after that every
+ *   access fails fast with `DB_UNAVAILABLE`, and at most once a second one
+ *   tries to connect again. A lock held longer than the busy timeout is
+ *   `DB_BUSY`, as on SQLite.
+ * - **Stalls** (a host or network that stops answering without closing the
+ *   connection): every connection sets {@linkcode sessionSettings} — the
+ *   server rolls back a transaction left idle for 4 s and drops a client
+ *   whose TCP stops acknowledging — so a vanished host's locks are freed
+ *   within seconds; and this process gives up on a batch the server has not
+ *   answered within {@linkcode STALL_MS} (plus any lock wait), failing the
+ *   call with `DB_UNAVAILABLE`.
  *
  * @module
  */
@@ -54,6 +63,36 @@ export const CHANNEL = "agent_bus";
 export const WRITE_LOCK = 0x61627573;
 const RETRY_CONNECT_MS = 1000;
 const CONNECT_TIMEOUT_S = 5;
+/** How long the server may take to answer a batch (beyond a lock wait) before the connection is dropped. */
+export const STALL_MS = 5000;
+/** Longest a statement may run on the server (below {@linkcode STALL_MS}, so the server's error comes first). */
+const STATEMENT_TIMEOUT_MS = 4000;
+/** How long an outage is waited out (retrying) before calls fail fast. */
+export const OUTAGE_GRACE_MS = 5000;
+const OUTAGE_RETRY_MS = 150;
+/** How long migrations, `db wipe` and `VACUUM` may take. */
+const MAINTENANCE_MS = 600_000;
+
+/**
+ * Run-time parameters every connection of agent-bus sets at start-up, so a
+ * host that vanishes mid-transaction (killed, link down, paused) cannot hold
+ * the bus: the server rolls back a transaction idle for 4 s, cancels a
+ * statement running 4 s (a write's lock wait gets its own limit), and drops
+ * a client that stops acknowledging (`tcp_user_timeout`) or answering
+ * keepalive probes (2 s idle, then 1 s apart, 2 lost). Needs PostgreSQL 12
+ * or later.
+ */
+export function sessionSettings(busyTimeoutMs: number): Record<string, string> {
+  return {
+    idle_in_transaction_session_timeout: "4000",
+    statement_timeout: String(STATEMENT_TIMEOUT_MS),
+    lock_timeout: String(Math.max(1, Math.round(busyTimeoutMs))),
+    tcp_user_timeout: "4000",
+    tcp_keepalives_idle: "2",
+    tcp_keepalives_interval: "1",
+    tcp_keepalives_count: "2",
+  };
+}
 
 /** A PostgreSQL database as this process's store. */
 export class PostgresStore implements Store {
@@ -81,6 +120,10 @@ export class PostgresStore implements Store {
   #failure: BusError | undefined;
   #retryAt = 0;
   #closed = false;
+  /** When the current outage was first seen (undefined while the server answers). */
+  #outageSince: number | undefined;
+  /** The deadline of the next batch sent, when it waits for the write lock. */
+  #lockWaitMs = 0;
   #listening = false;
   #probes = new Map<string, () => void>();
 
@@ -93,7 +136,10 @@ export class PostgresStore implements Store {
       url,
       password: pgpassPassword(url),
       connectTimeoutS: CONNECT_TIMEOUT_S,
-      deadlineMs: CONNECT_TIMEOUT_S * 1000 + options.busyTimeoutMs + 10_000,
+      deadlineMs: STALL_MS,
+      session: sessionSettings(options.busyTimeoutMs),
+      keepAliveS: 2,
+      probeEveryMs: 2000,
       onEvent: (event) => {
         if (event.kind === "notify" && event.payload === this.#instance) return;
         if (event.kind === "notify" && this.#probes.has(event.payload)) {
@@ -103,6 +149,15 @@ export class PostgresStore implements Store {
         if (event.kind === "listening") this.#listening = true;
         if (event.kind === "listen-failed") {
           this.#log.warn("Cannot listen for other processes' commits", { error: event.message });
+          return;
+        }
+        if (event.kind === "listener-stalled") {
+          this.#log.warn(
+            "The connection that hears other processes' commits stalled; reconnecting",
+            {
+              silent_ms: event.silentMs,
+            },
+          );
           return;
         }
         this.#changed();
@@ -133,12 +188,32 @@ export class PostgresStore implements Store {
     return statement;
   }
 
-  immediate<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
-    try {
-      return Promise.resolve(this.#write(fn, options.waitMs ?? this.#busyTimeoutMs));
-    } catch (error) {
-      return Promise.reject(error);
+  async ready(): Promise<BusError | undefined> {
+    for (;;) {
+      const failure = this.check();
+      if (!failure || !this.#inGrace()) return failure;
+      await sleep(OUTAGE_RETRY_MS);
     }
+  }
+
+  async immediate<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
+    for (;;) {
+      try {
+        return this.#write(fn, options.waitMs ?? this.#busyTimeoutMs);
+      } catch (error) {
+        // Nothing was stored (a commit whose outcome is unknown says so): wait out a restart.
+        const unsent = error instanceof BusError && error.code === "DB_UNAVAILABLE" &&
+          error.context?.outcome !== "unknown";
+        if (!unsent || !this.#inGrace()) throw error;
+        await sleep(OUTAGE_RETRY_MS);
+      }
+    }
+  }
+
+  /** Whether an outage began so recently that calls should wait it out. */
+  #inGrace(): boolean {
+    return this.#outageSince !== undefined &&
+      performance.now() - this.#outageSince < OUTAGE_GRACE_MS && !this.#closed;
   }
 
   /** {@linkcode PostgresStore.immediate}, synchronously: the bridge blocks, nothing awaits. */
@@ -147,10 +222,13 @@ export class PostgresStore implements Store {
       this.#ensureReady();
       let committing = false;
       try {
+        const lockMs = Math.max(1, Math.round(waitMs));
+        this.#lockWaitMs = lockMs;
         const result = this.#transaction(
           [
             { sql: "BEGIN", params: [] },
-            { sql: `SET LOCAL lock_timeout = ${Math.max(1, Math.round(waitMs))}`, params: [] },
+            { sql: `SET LOCAL lock_timeout = ${lockMs}`, params: [] },
+            { sql: `SET LOCAL statement_timeout = ${lockMs + STATEMENT_TIMEOUT_MS}`, params: [] },
             { sql: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, params: [] },
           ],
           fn,
@@ -174,13 +252,15 @@ export class PostgresStore implements Store {
           throw new BusError(
             "DB_UNAVAILABLE",
             "The connection to the database was lost while this write committed; it may or " +
-              "may not have been stored. Read before retrying",
-            { cause: error },
+              "may not have been stored. Read before retrying (a retry with the same " +
+              "client_message_id is stored at most once)",
+            { cause: error, context: { outcome: "unknown" } },
           );
         }
         throw this.#toBusError(error);
       } finally {
         this.#inTransaction = false;
+        this.#lockWaitMs = 0;
       }
     }
   }
@@ -194,7 +274,7 @@ export class PostgresStore implements Store {
           [{ sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", params: [] }],
           fn,
         );
-        if (this.#began) this.#bridge.batch([{ sql: "COMMIT", params: [] }], true);
+        if (this.#began) this.#bridge.batch([{ sql: "COMMIT", params: [] }], { noWait: true });
         this.#queue = [];
         return result;
       } catch (error) {
@@ -220,7 +300,11 @@ export class PostgresStore implements Store {
   vacuum(): void {
     this.#ensureReady();
     try {
-      this.#bridge.batch([{ sql: "VACUUM (ANALYZE)", params: [] }]);
+      this.#bridge.batch([
+        { sql: "SET statement_timeout = 0", params: [] },
+        { sql: "VACUUM (ANALYZE)", params: [] },
+        { sql: "RESET statement_timeout", params: [] },
+      ], { deadlineMs: MAINTENANCE_MS });
     } catch (error) {
       throw this.#toBusError(error);
     }
@@ -261,13 +345,20 @@ export class PostgresStore implements Store {
    *
    * @throws {BusError} `DB_UNAVAILABLE` when the server cannot be reached
    */
-  async probe(
-    timeoutMs = 3000,
-  ): Promise<{ version: string; migration: MigrationState; listenMs: number | undefined }> {
+  async probe(timeoutMs = 3000): Promise<PostgresProbe> {
     const failure = this.check();
     if (failure) throw failure;
-    const [row] = this.#bridge.batch([
-      { sql: "SELECT current_setting('server_version') AS v", params: [] },
+    const wanted = Object.keys(sessionSettings(this.#busyTimeoutMs));
+    const [row, shown] = this.#bridge.batch([
+      {
+        sql: "SELECT current_setting('server_version') AS v, " +
+          "inet_server_addr() IS NOT NULL AS tcp",
+        params: [],
+      },
+      {
+        sql: "SELECT name, setting FROM pg_settings WHERE name = ANY($1)",
+        params: [`{${wanted.join(",")}}`],
+      },
     ]);
     const migration = this.migrationState();
     const deadline = Date.now() + timeoutMs;
@@ -290,6 +381,8 @@ export class PostgresStore implements Store {
       version: String(row!.rows[0]!.v),
       migration,
       listenMs: ok ? performance.now() - started : undefined,
+      settings: Object.fromEntries(shown!.rows.map((r) => [String(r.name), String(r.setting)])),
+      viaTcp: row!.rows[0]!.tcp === 1,
     };
   }
 
@@ -313,13 +406,14 @@ export class PostgresStore implements Store {
       const existing = found!.rows.map((row) => String(row.tablename));
       this.#bridge.batch([
         { sql: "BEGIN", params: [] },
+        { sql: `SET LOCAL statement_timeout = ${MAINTENANCE_MS}`, params: [] },
         { sql: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, params: [] },
         ...existing.map((table) => ({ sql: `DROP TABLE IF EXISTS ${table} CASCADE`, params: [] })),
         ...functions.map((fn) => ({ sql: `DROP FUNCTION IF EXISTS ${fn}() CASCADE`, params: [] })),
         { sql: "DROP TEXT SEARCH CONFIGURATION IF EXISTS bus_english", params: [] },
         { sql: "DROP TEXT SEARCH DICTIONARY IF EXISTS bus_stem", params: [] },
         { sql: "COMMIT", params: [] },
-      ]);
+      ], { deadlineMs: MAINTENANCE_MS });
       this.#ready = false;
       return existing;
     } catch (error) {
@@ -367,7 +461,10 @@ export class PostgresStore implements Store {
     if (queued.length === 0) return;
     this.#queue = [];
     this.#began = true;
-    const results = this.#bridge.batch(queued.map((q) => q.statement));
+    // The first batch of a write waits for the write lock as well.
+    const deadlineMs = STALL_MS + this.#lockWaitMs;
+    this.#lockWaitMs = 0;
+    const results = this.#bridge.batch(queued.map((q) => q.statement), { deadlineMs });
     queued.forEach((q, i) => q.result = results[i]);
   }
 
@@ -402,6 +499,7 @@ export class PostgresStore implements Store {
       this.#ready = true;
       if (this.#failure) this.#log.warn("The database is usable again", { url: this.path });
       this.#failure = undefined;
+      this.#outageSince = undefined;
     } catch (error) {
       const mapped = this.#toBusError(error);
       const failure = mapped instanceof BusError ? mapped : new BusError(
@@ -415,7 +513,8 @@ export class PostgresStore implements Store {
         this.#log.warn(failure.message, { url: this.path });
       }
       this.#failure = failure;
-      this.#retryAt = now + RETRY_CONNECT_MS;
+      this.#outageSince ??= now;
+      this.#retryAt = now + (this.#inGrace() ? OUTAGE_RETRY_MS : RETRY_CONNECT_MS);
       throw failure;
     }
   }
@@ -426,11 +525,13 @@ export class PostgresStore implements Store {
     // first: processes opening a new database at the same instant must not both create it
     // (concurrent CREATE TABLE IF NOT EXISTS can fail on PostgreSQL's catalog).
     if (this.#schemaLevel() >= PG_VERSION) return;
+    const maintenance = { deadlineMs: MAINTENANCE_MS };
     this.#bridge.batch([
       { sql: "BEGIN", params: [] },
+      { sql: `SET LOCAL statement_timeout = ${MAINTENANCE_MS}`, params: [] },
       { sql: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, params: [] },
       { sql: MIGRATIONS_TABLE, params: [] },
-    ]);
+    ], maintenance);
     try {
       const current = this.#schemaLevel();
       for (const migration of PG_MIGRATIONS) {
@@ -442,7 +543,7 @@ export class PostgresStore implements Store {
               "INSERT INTO bus_schema_migrations (version, description, applied_at) VALUES ($1, $2, $3)",
             params: [migration.version, migration.description, Date.now() / 1000],
           },
-        ]);
+        ], maintenance);
       }
       this.#bridge.batch([{ sql: "COMMIT", params: [] }]);
     } catch (error) {
@@ -480,6 +581,7 @@ export class PostgresStore implements Store {
     if (error instanceof BridgeError) {
       if (error.connection) {
         this.#ready = false;
+        this.#outageSince ??= performance.now();
         return new BusError(
           "DB_UNAVAILABLE",
           `Cannot reach the PostgreSQL database at ${this.path}: ${error.message}. ` +
@@ -494,6 +596,13 @@ export class PostgresStore implements Store {
           { cause: error },
         );
       }
+      if (error.code === "57014") {
+        return new BusError(
+          "DB_BUSY",
+          "The database took too long to answer (statement_timeout); retry the call",
+          { cause: error },
+        );
+      }
       if (error.code === "28P01" || error.code === "28000" || error.code === "3D000") {
         return new BusError(
           "DB_UNAVAILABLE",
@@ -504,6 +613,22 @@ export class PostgresStore implements Store {
     }
     return error;
   }
+}
+
+/** What `doctor` learns from a PostgreSQL server (see {@linkcode PostgresStore.probe}). */
+export interface PostgresProbe {
+  version: string;
+  migration: MigrationState;
+  /** How long a NOTIFY took to come back through LISTEN (undefined: it did not). */
+  listenMs: number | undefined;
+  /** The session's values of {@linkcode sessionSettings}' parameters, as the server reports them. */
+  settings: Record<string, string>;
+  /** Whether the connection is TCP (keepalives and `tcp_user_timeout` apply) rather than a Unix socket. */
+  viaTcp: boolean;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A statement waiting in a transaction's queue, and its result once sent. */

@@ -39,7 +39,17 @@ export interface WireStatement {
 
 /** What the main thread asks for. */
 export type WireRequest =
-  | { op: "batch"; statements: WireStatement[]; noWait?: boolean }
+  | {
+    op: "batch";
+    statements: WireStatement[];
+    noWait?: boolean;
+    /**
+     * How long the server may take to answer, connecting aside; past it the
+     * connection is taken for stalled, dropped, and the batch fails with
+     * `STALLED` (a connection failure).
+     */
+    deadlineMs: number;
+  }
   | { op: "listen"; channel: string }
   | { op: "close" };
 
@@ -69,13 +79,21 @@ export interface WireError {
 export type WorkerEvent =
   | { kind: "notify"; payload: string }
   | { kind: "listening" }
-  | { kind: "listen-failed"; message: string };
+  | { kind: "listen-failed"; message: string }
+  | { kind: "listener-stalled"; silentMs: number };
 
-interface Init {
+/** What a worker is started with. */
+export interface WorkerInit {
   url: string;
   buffer: SharedArrayBuffer;
   connectTimeoutS: number;
   password?: string;
+  /** Run-time parameters every connection sets at start-up (timeouts, keepalives). */
+  session: Record<string, string>;
+  /** Seconds of silence before the client's TCP keepalive probes start. */
+  keepAliveS: number;
+  /** How often the listener's liveness is checked (0: never). */
+  probeEveryMs: number;
 }
 
 const CONNECTION_CODES = new Set([
@@ -93,9 +111,10 @@ const CONNECTION_CODES = new Set([
   "57P01", // admin_shutdown
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now
+  "25P03", // idle_in_transaction_session_timeout: the server closed the session
 ]);
 
-self.onmessage = (event: MessageEvent<Init>) => {
+self.onmessage = (event: MessageEvent<WorkerInit>) => {
   self.onmessage = null;
   serve(event.data).catch((error) => {
     // The loop itself never throws; if it does, the main thread's wait times out and it
@@ -104,13 +123,15 @@ self.onmessage = (event: MessageEvent<Init>) => {
   });
 };
 
-async function serve(init: Init): Promise<void> {
+async function serve(init: WorkerInit): Promise<void> {
   const options = {
     max: 1,
     connect_timeout: init.connectTimeoutS,
     idle_timeout: 0,
+    keep_alive: init.keepAliveS,
     fetch_types: false,
     onnotice: () => {},
+    connection: { application_name: "agent-bus", ...init.session },
     ...(init.password === undefined ? {} : { password: init.password }),
     types: {
       // Integers, counts and sums as numbers, booleans as 0/1: rows look like SQLite's.
@@ -122,11 +143,21 @@ async function serve(init: Init): Promise<void> {
   // keep the next statements queued through its reconnect back-off (seconds), while a fresh
   // one fails at once when the server is down and connects at once when it is back.
   let sql = postgres(init.url, options);
+  /** Whether a batch has succeeded on `sql` (else a batch's deadline includes connecting). */
+  let connected = false;
   const renew = () => {
     sql.end({ timeout: 0 }).catch(() => {});
     sql = postgres(init.url, options);
+    connected = false;
   };
-  const listener = postgres(init.url, { ...options, max: 1 });
+  const runBatch = async (statements: WireStatement[], deadlineMs: number) => {
+    const limit = deadlineMs + (connected ? 0 : init.connectTimeoutS * 1000);
+    const response = await withDeadline(run(sql, statements), limit);
+    if (response.ok) connected = true;
+    else if (response.error.connection) renew();
+    return response;
+  };
+  const listener = new Listener(init, options);
   const state = slots(init.buffer);
   let deferredError: WireError | undefined;
   Atomics.store(state, ALIVE, 1);
@@ -138,26 +169,23 @@ async function serve(init: Init): Promise<void> {
     let response: WireResponse;
     if (request.op === "close") {
       answer(init.buffer, seq, { ok: true, results: [] });
-      await Promise.allSettled([sql.end({ timeout: 1 }), listener.end({ timeout: 1 })]);
+      await Promise.allSettled([sql.end({ timeout: 1 }), listener.close()]);
       self.close();
       return;
     }
     if (request.op === "listen") {
-      listen(listener, request.channel);
+      listener.add(request.channel);
       response = { ok: true, results: [] };
     } else if (deferredError) {
       response = { ok: false, error: deferredError };
       deferredError = undefined;
     } else if (request.noWait) {
-      run(sql, request.statements).then((r) => {
-        if (r.ok) return;
-        deferredError = r.error;
-        if (r.error.connection) renew();
+      runBatch(request.statements, request.deadlineMs).then((r) => {
+        if (!r.ok) deferredError = r.error;
       });
       response = { ok: true, results: [] };
     } else {
-      response = await run(sql, request.statements);
-      if (!response.ok && response.error.connection) renew();
+      response = await runBatch(request.statements, request.deadlineMs);
     }
     answer(init.buffer, seq, response);
   }
@@ -192,14 +220,101 @@ function param(sql: postgres.Sql, value: unknown): unknown {
   return bytesFromWire(value);
 }
 
-function listen(listener: postgres.Sql, channel: string): void {
-  listener.listen(
-    channel,
-    (payload) => self.postMessage({ kind: "notify", payload } satisfies WorkerEvent),
-    () => self.postMessage({ kind: "listening" } satisfies WorkerEvent),
-  ).catch((error) => {
-    self.postMessage({ kind: "listen-failed", message: String(error) } satisfies WorkerEvent);
+/**
+ * `work`'s answer, or a `STALLED` connection failure once `ms` pass without
+ * one (a server or network that stopped answering without closing).
+ */
+async function withDeadline(work: Promise<WireResponse>, ms: number): Promise<WireResponse> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<WireResponse>((resolve) => {
+    timer = setTimeout(() =>
+      resolve({
+        ok: false,
+        error: {
+          code: "STALLED",
+          message: `the database did not answer within ${(ms / 1000).toFixed(1)} s`,
+          connection: true,
+        },
+      }), ms);
   });
+  try {
+    return await Promise.race([work, stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The LISTEN connection, checked for liveness: every `probeEveryMs` it
+ * notifies itself on a channel of its own, and when that notification has
+ * not come back by the next check (a connection that stalled without
+ * closing: a paused VM, a dropped route), it is replaced and the main thread
+ * told, so every waiter re-reads what it may have missed.
+ */
+class Listener {
+  readonly #init: WorkerInit;
+  readonly #options: postgres.Options<Record<string, postgres.PostgresType>>;
+  readonly #channels: string[] = [];
+  readonly #probeChannel = `agent_bus_probe_${crypto.randomUUID().replaceAll("-", "")}`;
+  #sql: postgres.Sql;
+  #sent = 0;
+  #heard = 0;
+  #heardAt = performance.now();
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(init: WorkerInit, options: postgres.Options<Record<string, postgres.PostgresType>>) {
+    this.#init = init;
+    this.#options = options;
+    this.#sql = postgres(init.url, options);
+  }
+
+  /** Listen on `channel` (again after every reconnect, by the client). */
+  add(channel: string): void {
+    this.#channels.push(channel);
+    this.#listen(channel);
+    if (this.#timer === undefined && this.#init.probeEveryMs > 0) {
+      this.#listenForProbes();
+      this.#timer = setInterval(() => this.#probe(), this.#init.probeEveryMs);
+    }
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.#timer);
+    return this.#sql.end({ timeout: 1 });
+  }
+
+  #listen(channel: string): void {
+    this.#sql.listen(
+      channel,
+      (payload) => self.postMessage({ kind: "notify", payload } satisfies WorkerEvent),
+      () => self.postMessage({ kind: "listening" } satisfies WorkerEvent),
+    ).catch((error) => {
+      self.postMessage({ kind: "listen-failed", message: String(error) } satisfies WorkerEvent);
+    });
+  }
+
+  #listenForProbes(): void {
+    this.#sql.listen(this.#probeChannel, (payload) => {
+      this.#heard = Math.max(this.#heard, Number(payload));
+      this.#heardAt = performance.now();
+    }).catch(() => {}); // a failed LISTEN shows as probes never heard
+  }
+
+  #probe(): void {
+    if (this.#heard < this.#sent) {
+      const silentMs = Math.round(performance.now() - this.#heardAt);
+      self.postMessage({ kind: "listener-stalled", silentMs } satisfies WorkerEvent);
+      this.#sql.end({ timeout: 0 }).catch(() => {});
+      this.#sql = postgres(this.#init.url, this.#options);
+      this.#sent = this.#heard = 0;
+      this.#heardAt = performance.now();
+      this.#listenForProbes();
+      for (const channel of this.#channels) this.#listen(channel);
+      return;
+    }
+    this.#sent++;
+    this.#sql.notify(this.#probeChannel, String(this.#sent)).catch(() => {});
+  }
 }
 
 function answer(buffer: SharedArrayBuffer, seq: number, response: WireResponse): void {

@@ -1,0 +1,222 @@
+/**
+ * A bus across hosts, tested as hosts: PostgreSQL in one network namespace,
+ * agent-bus processes in others that reach it by IP only over veth links
+ * (`tests/_helpers/netns.ts`), no shared files. A conversation across them;
+ * a host that freezes mid-write with its link pulled, which must not hold
+ * the bus for more than seconds; and a host whose link is down for 15 s,
+ * whose waiter still gets every message sent meanwhile once it is back.
+ * Skipped, with the reason, without root, `ip netns` or PostgreSQL.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { type Fleet, netnsUnavailable, startFleet } from "../_helpers/netns.ts";
+import { inheritedEnv, type Peer, startPeer } from "../_helpers/peer.ts";
+import { type Postgres, postgresBin, startPostgres } from "../_helpers/postgres.ts";
+
+const bin = await postgresBin();
+const skip = "unavailable" in bin ? bin.unavailable : await netnsUnavailable();
+/** The test's name, saying why it is skipped where it is. */
+const named = (name: string) => skip ? `${name} (skipped: ${skip})` : name;
+
+const FREEZE = fileURLToPath(new URL("../_helpers/freeze_in_write.ts", import.meta.url));
+
+/** A fleet of `hosts` client hosts and PostgreSQL on its own host, listening on each link. */
+async function fleetWithPostgres(
+  hosts: number,
+): Promise<{ fleet: Fleet; pg: Postgres } & AsyncDisposable> {
+  const fleet = await startFleet(hosts);
+  try {
+    const pg = await startPostgres({
+      netns: { exec: fleet.db.exec, listen: fleet.hosts.map((h) => h.dbIp) },
+    });
+    return {
+      fleet,
+      pg,
+      async [Symbol.asyncDispose]() {
+        await pg[Symbol.asyncDispose]();
+        await fleet[Symbol.asyncDispose]();
+      },
+    };
+  } catch (error) {
+    await fleet[Symbol.asyncDispose]();
+    throw error;
+  }
+}
+
+/** The database URL as host `i` (0-based) reaches it. */
+function urlOn(setup: { fleet: Fleet; pg: Postgres }, i: number): string {
+  return setup.pg.url.replace(/@[^:/]+:/, `@${setup.fleet.hosts[i]!.dbIp}:`);
+}
+
+/** An agent-bus stdio server on host `i`. */
+async function peerOn(
+  setup: { fleet: Fleet; pg: Postgres },
+  i: number,
+): Promise<Peer> {
+  return await startPeer({ dbPath: urlOn(setup, i), prefix: setup.fleet.hosts[i]!.exec });
+}
+
+type Sent = { message: { message_id: string; seq: number }; duplicate: boolean };
+
+Deno.test({
+  name: named("two hosts reaching PostgreSQL by IP only hold a conversation"),
+  ignore: skip !== undefined,
+}, async () => {
+  await using setup = await fleetWithPostgres(2);
+  await using a = await peerOn(setup, 0);
+  await using b = await peerOn(setup, 1);
+  const topic = await a.ok("topic_create", { name: "across-hosts" });
+  await a.ok("topic_join", { agent_name: "alice", topic_id: topic.topic_id });
+  await b.ok("topic_join", { agent_name: "bob", topic_id: topic.topic_id });
+  const waiting = b.ok("sync", { topic_id: topic.topic_id, wait_seconds: 20 });
+  await a.ok("sync", {
+    topic_id: topic.topic_id,
+    outbox: [{ content_markdown: "hello from host one" }],
+    wait_seconds: 0,
+  });
+  const got = await waiting;
+  assert.deepEqual(
+    (got.received as { sender: string; content_markdown: string }[]).map((m) => m.content_markdown),
+    ["hello from host one"],
+  );
+  const answer = a.ok("sync", { topic_id: topic.topic_id, wait_seconds: 20 });
+  await b.ok("sync", {
+    topic_id: topic.topic_id,
+    outbox: [{ content_markdown: "hello back from host two" }],
+    wait_seconds: 0,
+  });
+  const back = await answer;
+  assert.equal((back.received as { sender: string }[])[0]!.sender, "bob");
+});
+
+Deno.test({
+  name: named(
+    "a host frozen mid-write, its link pulled, holds the bus's lock for at most 5 s",
+  ),
+  ignore: skip !== undefined,
+}, async () => {
+  await using setup = await fleetWithPostgres(2);
+  const [one] = setup.fleet.hosts;
+  await using b = await peerOn(setup, 1);
+  await b.ok("topic_create", { name: "before" });
+
+  const frozen = new Deno.Command(one!.exec[0]!, {
+    args: [...one!.exec.slice(1), Deno.execPath(), "run", "-A", FREEZE, urlOn(setup, 0)],
+    env: inheritedEnv(),
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = frozen.stdout.getReader();
+  const { value } = await reader.read();
+  assert.match(new TextDecoder().decode(value), /holding/);
+  const holding = performance.now();
+  await setup.fleet.linkDown(one!);
+  frozen.kill("SIGKILL");
+  await frozen.status;
+  reader.releaseLock();
+
+  // The other host's next write waits for the lock the frozen one left on the server.
+  const result = await b.call("topic_create", { name: "after" });
+  const freedAfter = performance.now() - holding;
+  assert.ok(!result.isError, JSON.stringify(result.structuredContent));
+  assert.ok(freedAfter <= 5000, `the lock was freed after ${freedAfter.toFixed(0)} ms`);
+});
+
+Deno.test({
+  name: named(
+    "a host's link down for 15 s: the other host keeps sending, and the first gets every message once back",
+  ),
+  ignore: skip !== undefined,
+}, async () => {
+  await using setup = await fleetWithPostgres(2);
+  const [one] = setup.fleet.hosts;
+  await using a = await peerOn(setup, 0);
+  await using b = await peerOn(setup, 1);
+  const topic = await b.ok("topic_create", { name: "outage" });
+  await a.ok("topic_join", { agent_name: "cut-off", topic_id: topic.topic_id });
+  await b.ok("topic_join", { agent_name: "connected", topic_id: topic.topic_id });
+
+  // Host one waits for news, then loses its link.
+  const waiting = a.call("sync", { topic_id: topic.topic_id, wait_seconds: 60 });
+  await setup.fleet.linkDown(one!);
+  const downAt = performance.now();
+  // Meanwhile host one's agent tries to speak; the call must end, not hang.
+  const attempt = a.call("sync", {
+    topic_id: topic.topic_id,
+    outbox: [{ content_markdown: "said while cut off", client_message_id: "cut-1" }],
+    wait_seconds: 0,
+  });
+  const acknowledged: string[] = [];
+  const latencies: number[] = [];
+  for (let i = 0; performance.now() - downAt < 15_000; i++) {
+    const started = performance.now();
+    const sent = await b.ok("sync", {
+      topic_id: topic.topic_id,
+      outbox: [{ content_markdown: `while one is away ${i}` }],
+      wait_seconds: 0,
+    });
+    latencies.push(performance.now() - started);
+    acknowledged.push(...(sent.sent as Sent[]).map((s) => s.message.message_id));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await setup.fleet.linkUp(one!);
+  const upAt = performance.now();
+
+  const tried = await attempt;
+  if (tried.isError) {
+    const error = (tried.structuredContent as { error: { code: string } }).error;
+    assert.equal(error.code, "DB_UNAVAILABLE");
+  }
+  // The waiter ends (woken by the messages, or failed while the link was down).
+  const woke = await waiting;
+  assert.ok(performance.now() - upAt < 20_000, "the waiter was not left to its 60 s");
+
+  // Once back, a retry with the same client_message_id is stored at most once…
+  let retried;
+  for (;;) {
+    retried = await a.call("sync", {
+      topic_id: topic.topic_id,
+      outbox: [{ content_markdown: "said while cut off", client_message_id: "cut-1" }],
+      wait_seconds: 0,
+      max_items: 1,
+    });
+    if (!retried.isError) break;
+    assert.ok(performance.now() - upAt < 20_000, "host one is usable again within 20 s");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  // …and host one reads every message host two had acknowledged meanwhile.
+  const seen = new Set<string>();
+  for (const result of [woke, retried]) {
+    if (result.isError) continue;
+    for (const m of (result.structuredContent as { received: { message_id: string }[] }).received) {
+      seen.add(m.message_id);
+    }
+  }
+  for (;;) {
+    const got = await a.ok("sync", { topic_id: topic.topic_id, wait_seconds: 0, max_items: 20 });
+    const received = got.received as { message_id: string }[];
+    if (received.length === 0) break;
+    for (const m of received) seen.add(m.message_id);
+  }
+  assert.deepEqual(acknowledged.filter((id) => !seen.has(id)), [], "0 acknowledged lost");
+  await using auditor = await peerOn(setup, 1);
+  await auditor.ok("topic_join", { agent_name: "auditor", topic_id: topic.topic_id });
+  const stored: string[] = [];
+  for (;;) {
+    const got = await auditor.ok("sync", {
+      topic_id: topic.topic_id,
+      wait_seconds: 0,
+      max_items: 20,
+    });
+    const received = got.received as { content_markdown: string }[];
+    if (received.length === 0) break;
+    stored.push(...received.map((m) => m.content_markdown));
+  }
+  assert.equal(stored.filter((c) => c === "said while cut off").length, 1, "stored once");
+  latencies.sort((x, y) => x - y);
+  const p99 = latencies[Math.floor(latencies.length * 0.99)]!;
+  assert.ok(p99 < 1000, `the other host's sends kept going (p99 ${p99.toFixed(0)} ms)`);
+});
