@@ -24,21 +24,18 @@ import {
   getCursor,
   markWaiting,
   setCursor,
-  touchCursor,
 } from "../store/cursors.ts";
 import {
-  findByClientMessageId,
   hasMessagesAfter,
   insertMessage,
   latestSeq,
-  messageInTopic,
   type MessageRow,
   messagesAfter,
   type NewMessageRow,
-  nextSeq,
   setNextSeq,
   takenMessageIds,
 } from "../store/messages.ts";
+import { readSendContext, type SendContext } from "../store/send.ts";
 import type { Store } from "../store/mod.ts";
 import { termsForSend } from "../store/search.ts";
 import { bumpTopicsVersion, type TopicRow } from "../store/topics.ts";
@@ -223,9 +220,16 @@ export async function postAs(
   const sender = cleanName(args.sender, "sender", MAX_AGENT_NAME_CHARS);
   const items = prepareOutbox(bus, args.outbox);
   return await write(bus, () => {
-    const topic = requireTopic(bus.store, args.topicId);
+    const now = bus.now();
+    const ids = items.map(newId);
+    const context = readSendContext(bus.store, {
+      topicId: args.topicId,
+      now,
+      outbox: outboxQuestion(sender, items, ids),
+    });
+    const topic = foundTopic(context.topic, args.topicId);
     ensureOpen(topic);
-    return insertOutbox(bus, sender, topic.topic_id, items, bus.now());
+    return insertOutbox(bus, sender, topic.topic_id, items, now, { ...context.outbox!, ids });
   });
 }
 
@@ -241,10 +245,17 @@ function ensureOpen(topic: TopicRow): void {
 
 function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: PreparedItem[]): Round {
   const store = bus.store;
-  const topic = requireTopic(store, args.topicId);
-  if (items.length > 0) ensureOpen(topic);
   const now = bus.now();
-  let cursor = touchCursor(store, { topicId: topic.topic_id, agentName: identity.agentName, now });
+  const ids = items.map(newId);
+  const context = readSendContext(store, {
+    topicId: args.topicId,
+    agentName: identity.agentName,
+    now,
+    ...(items.length > 0 ? { outbox: outboxQuestion(identity.agentName, items, ids) } : {}),
+  });
+  const topic = foundTopic(context.topic, args.topicId);
+  if (items.length > 0) ensureOpen(topic);
+  let cursor = context.cursor!;
   // A read this session could not record (the write lock was held elsewhere) is recorded now.
   const pending = identity.pendingCursor;
   identity.pendingCursor = undefined;
@@ -257,14 +268,17 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
     });
     cursor = { ...cursor, last_seq: pending };
   }
-  const sent = items.length > 0
-    ? insertOutbox(bus, identity.agentName, topic.topic_id, items, now)
+  const outbox = context.outbox;
+  const sent = outbox
+    ? insertOutbox(bus, identity.agentName, topic.topic_id, items, now, { ...outbox, ids })
     : [];
+  // Under the write lock, after a send, the topic's latest seq is known without asking.
+  const latest = outbox ? outbox.nextSeq + sent.filter((s) => !s.duplicate).length - 1 : undefined;
 
   if (args.ackThrough !== undefined) {
-    const latest = latestSeq(store, topic.topic_id);
-    if (args.ackThrough > latest) {
-      throw invalidArgument(`ack_through exceeds latest message seq (${latest})`);
+    const upTo = latest ?? latestSeq(store, topic.topic_id);
+    if (args.ackThrough > upTo) {
+      throw invalidArgument(`ack_through exceeds latest message seq (${upTo})`);
     }
     if (args.ackThrough > cursor.last_seq) {
       setCursor(store, {
@@ -287,8 +301,28 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
     });
     cursor = { ...cursor, last_seq: read.last };
   }
-  noteOwnTail(bus, identity, args, cursor.last_seq, read);
+  noteOwnTail(bus, identity, args, cursor.last_seq, read, latest);
   return { cursor, sent, received: read.received, hasMore: read.hasMore };
+}
+
+/** What {@linkcode readSendContext} asks about an outbox. */
+function outboxQuestion(sender: string, items: PreparedItem[], ids: string[]) {
+  return {
+    sender,
+    ids,
+    clientMessageIds: items.flatMap((item) => item.clientMessageId ?? []),
+    replyTos: items.flatMap((item) => item.replyTo ?? []),
+  };
+}
+
+/** The topic read, or `TOPIC_NOT_FOUND`. */
+function foundTopic(topic: TopicRow | undefined, topicId: string): TopicRow {
+  if (!topic) {
+    throw new BusError("TOPIC_NOT_FOUND", `Topic "${topicId}" not found`, {
+      context: { topic_id: topicId },
+    });
+  }
+  return topic;
 }
 
 /**
@@ -306,7 +340,7 @@ function readRound(bus: Bus, identity: Identity, args: SyncArgs): Round {
   const read = unreadBatch(bus, identity, args, from);
   const through = args.autoAdvance && read.last !== undefined ? read.last : from;
   if (through > (stored?.last_seq ?? 0)) identity.pendingCursor = through;
-  noteOwnTail(bus, identity, args, through, read);
+  noteOwnTail(bus, identity, args, through, read, undefined);
   const cursor: CursorRow = stored ? { ...stored, last_seq: through } : {
     topic_id: topic.topic_id,
     agent_name: identity.agentName,
@@ -341,16 +375,20 @@ function unreadBatch(
   };
 }
 
-/** Everything after the cursor is this peer's own: the next read can start past it. */
+/**
+ * Everything after the cursor is this peer's own: the next read can start
+ * past it. `latest` is the topic's latest seq when the round already knows it.
+ */
 function noteOwnTail(
   bus: Bus,
   identity: Identity,
   args: SyncArgs,
   cursor: number,
   read: { hasMore: boolean; last: number | undefined },
+  latest: number | undefined,
 ): void {
   if (!args.includeSelf && !read.hasMore && (args.autoAdvance || read.last === undefined)) {
-    identity.readHint = { cursor, ownThrough: latestSeq(bus.store, args.topicId) };
+    identity.readHint = { cursor, ownThrough: latest ?? latestSeq(bus.store, args.topicId) };
   }
 }
 
@@ -383,31 +421,35 @@ async function quietRound(
   }
 }
 
+/**
+ * Insert an outbox with what {@linkcode readSendContext} found: the next seq,
+ * the drawn `ids` (drawn again if one is taken), the messages already stored
+ * under its `client_message_id`s and the `reply_to` targets that exist.
+ */
 function insertOutbox(
   bus: Bus,
   sender: string,
   topicId: string,
   items: PreparedItem[],
   now: number,
+  known: NonNullable<SendContext["outbox"]> & { ids: string[] },
 ): { message: Message; duplicate: boolean }[] {
   const store = bus.store;
   const sent: { message: Message; duplicate: boolean }[] = [];
-  let seq = nextSeq(store, { topicId, now });
+  let seq = known.nextSeq;
   const firstSeq = seq;
-  const ids = unusedMessageIds(store, items.length);
+  const ids = known.takenIds.size === 0 && new Set(known.ids).size === known.ids.length
+    ? known.ids
+    : unusedMessageIds(store, items.length);
   for (const [index, item] of items.entries()) {
     if (item.clientMessageId !== null) {
-      const existing = findByClientMessageId(store, {
-        topicId,
-        sender,
-        clientMessageId: item.clientMessageId,
-      });
+      const existing = known.stored.get(item.clientMessageId);
       if (existing) {
         sent.push({ message: toMessage(existing), duplicate: true });
         continue;
       }
     }
-    if (item.replyTo !== null && !messageInTopic(store, { topicId, messageId: item.replyTo })) {
+    if (item.replyTo !== null && !known.repliesFound.has(item.replyTo)) {
       throw invalidArgument(
         `outbox[${index}].reply_to "${item.replyTo}" is not a message in topic "${topicId}"`,
       );
@@ -426,6 +468,8 @@ function insertOutbox(
       terms: item.terms,
     };
     insertMessage(store, row);
+    // A second item with the same client_message_id in this outbox is its duplicate.
+    if (item.clientMessageId !== null) known.stored.set(item.clientMessageId, row);
     sent.push({ message: toMessage(row), duplicate: false });
     seq++;
   }

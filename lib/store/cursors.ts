@@ -15,27 +15,19 @@ export interface CursorRow {
   updated_at: number;
 }
 
-/** The cursor of a peer, creating it at 0 if missing, and touching its presence. */
-export function touchCursor(
-  store: Store,
-  { topicId, agentName, now }: { topicId: string; agentName: string; now: number },
-): CursorRow {
-  store.stmt(
-    `INSERT INTO cursors (topic_id, agent_name, last_seq, updated_at) VALUES (?, ?, 0, ?)
-     ON CONFLICT (topic_id, agent_name) DO UPDATE SET updated_at = excluded.updated_at`,
-  ).run(topicId, agentName, now);
-  return getCursor(store, { topicId, agentName })!;
-}
+/** Creates a peer's cursor at 0 if missing and touches its presence: (topic, agent, now). */
+export const TOUCH_CURSOR_SQL =
+  `INSERT INTO cursors (topic_id, agent_name, last_seq, updated_at) VALUES (?, ?, 0, ?)
+   ON CONFLICT (topic_id, agent_name) DO UPDATE SET updated_at = excluded.updated_at`;
+/** A peer's cursor: (topic, agent). */
+export const GET_CURSOR_SQL = "SELECT * FROM cursors WHERE topic_id = ? AND agent_name = ?";
 
 /** The cursor of a peer, if it has ever synced. */
 export function getCursor(
   store: Store,
   { topicId, agentName }: { topicId: string; agentName: string },
 ): CursorRow | undefined {
-  return store.stmt("SELECT * FROM cursors WHERE topic_id = ? AND agent_name = ?").get(
-    topicId,
-    agentName,
-  ) as CursorRow | undefined;
+  return store.stmt(GET_CURSOR_SQL).get(topicId, agentName) as CursorRow | undefined;
 }
 
 /** Set a peer's cursor (creating it if missing) and touch its presence. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Query, Store } from "./mod.ts";
 import { indexesWithTheSend } from "./search.ts";
 
 /** A row of `messages`. */
@@ -32,16 +32,22 @@ export interface MessageRow {
  */
 export type NewMessageRow = MessageRow & { terms: string };
 
+/** The statements that read a topic's next seq, creating its `topic_seq` row if missing. */
+export function nextSeqQueries(topicId: string, now: number): [Query, Query] {
+  return [
+    {
+      sql: `INSERT OR IGNORE INTO topic_seq (topic_id, next_seq, updated_at)
+            SELECT ?, COALESCE(MAX(seq), 0) + 1, ? FROM messages WHERE topic_id = ?`,
+      params: [topicId, now, topicId],
+    },
+    { sql: "SELECT next_seq FROM topic_seq WHERE topic_id = ?", params: [topicId] },
+  ];
+}
+
 /** The next seq to allocate in a topic, creating its `topic_seq` row if missing. */
 export function nextSeq(store: Store, { topicId, now }: { topicId: string; now: number }): number {
-  store.stmt(
-    `INSERT OR IGNORE INTO topic_seq (topic_id, next_seq, updated_at)
-     SELECT ?, COALESCE(MAX(seq), 0) + 1, ? FROM messages WHERE topic_id = ?`,
-  ).run(topicId, now, topicId);
-  const row = store.stmt("SELECT next_seq FROM topic_seq WHERE topic_id = ?").get(topicId) as {
-    next_seq: number;
-  };
-  return row.next_seq;
+  const [, seq] = store.gather(nextSeqQueries(topicId, now));
+  return Number(seq![0]!.next_seq);
 }
 
 /** Record the next seq to allocate after an insert. */
@@ -108,20 +114,6 @@ export function takenMessageIds(store: Store, messageIds: readonly string[]): Se
     "SELECT message_id FROM messages WHERE message_id IN (SELECT value FROM json_each(?))",
   ).all(JSON.stringify(messageIds));
   return new Set(rows.map((row) => String(row.message_id)));
-}
-
-/** The message a sender already stored under this idempotency key. */
-export function findByClientMessageId(
-  store: Store,
-  { topicId, sender, clientMessageId }: {
-    topicId: string;
-    sender: string;
-    clientMessageId: string;
-  },
-): MessageRow | undefined {
-  return store.stmt(
-    "SELECT * FROM messages WHERE topic_id = ? AND sender = ? AND client_message_id = ?",
-  ).get(topicId, sender, clientMessageId) as MessageRow | undefined;
 }
 
 /** True when a message with this id exists in this topic. */

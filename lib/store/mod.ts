@@ -42,6 +42,12 @@ export interface Statement {
 /** A value a statement takes. */
 export type SqlValue = string | number | bigint | null | Uint8Array;
 
+/** One statement of {@linkcode Store.gather}, in SQLite's dialect. */
+export interface Query {
+  sql: string;
+  params: SqlValue[];
+}
+
 /** The database of this process. All SQL in the program runs through one of these. */
 export interface Store {
   /** Which engine: SQL that differs between them is chosen by this. */
@@ -67,6 +73,13 @@ export interface Store {
    * engine translates it). Only inside `read`/`immediate` callbacks.
    */
   stmt(sql: string): Statement;
+  /**
+   * Run `queries` in order and return each one's rows. On PostgreSQL they
+   * travel together, with any writes queued before them: one round trip for
+   * reads that do not depend on each other. Only inside `read`/`immediate`
+   * callbacks.
+   */
+  gather(queries: readonly Query[]): Record<string, unknown>[][];
   /**
    * Run `fn` in one write transaction (serialized with every other writer of
    * the bus, on every host); commit if it returns, roll back if it throws.

@@ -39,7 +39,7 @@ import { BusError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
 import { ensureSchema, type MigrationState, migrationState, schemaMismatch } from "./migrate.ts";
-import type { Store, StoreOptions, WriteOptions } from "./mod.ts";
+import type { Query, Store, StoreOptions, WriteOptions } from "./mod.ts";
 import { WriteQueue } from "./write_queue.ts";
 
 /** Naps (ms) between the first attempts to take the write lock, spent blocking. */
@@ -125,6 +125,10 @@ export class SqliteStore implements Store {
   }
 
   /** A cached prepared statement (see {@linkcode Store.stmt}). */
+  gather(queries: readonly Query[]): Record<string, unknown>[][] {
+    return queries.map((query) => this.stmt(query.sql).all(...query.params));
+  }
+
   stmt(sql: string): StatementSync {
     let statement = this.#statements.get(sql);
     if (!statement) {

@@ -42,10 +42,11 @@ export function insertTopic(store: Store, row: TopicRow): void {
 
 /** The topic with this id. */
 export function getTopic(store: Store, topicId: string): TopicRow | undefined {
-  return store.stmt("SELECT * FROM topics WHERE topic_id = ?").get(topicId) as
-    | TopicRow
-    | undefined;
+  return store.stmt(GET_TOPIC_SQL).get(topicId) as TopicRow | undefined;
 }
+
+/** A topic by id: (topic_id). */
+export const GET_TOPIC_SQL = "SELECT * FROM topics WHERE topic_id = ?";
 
 /** The newest topic with exactly this name and status. */
 export function newestTopicByName(

@@ -46,6 +46,7 @@ import { BusError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type {
   MigrationState,
+  Query,
   SqlValue,
   Statement,
   Store,
@@ -125,6 +126,7 @@ export class PostgresStore implements Store {
   /** The deadline of the next batch sent, when it waits for the write lock. */
   #lockWaitMs = 0;
   #listening = false;
+  #roundTrips = 0;
   #probes = new Map<string, () => void>();
 
   /** Use {@linkcode openPostgresStore}. */
@@ -179,13 +181,27 @@ export class PostgresStore implements Store {
     }
   }
 
-  stmt(sql: string): Statement {
+  stmt(sql: string): PgStatement {
     let statement = this.#statements.get(sql);
     if (!statement) {
       statement = new PgStatement(this, toPostgres(sql));
       this.#statements.set(sql, statement);
     }
     return statement;
+  }
+
+  gather(queries: readonly Query[]): Record<string, unknown>[][] {
+    const pending = queries.map((query) => {
+      const statement = this.stmt(query.sql);
+      return { statement, entry: statement.queue(query.params) };
+    });
+    this.#flush();
+    return pending.map(({ statement, entry }) => statement.rowsOf(entry));
+  }
+
+  /** Batches sent to the server so far: its round trips (for tests and benchmarks). */
+  get roundTrips(): number {
+    return this.#roundTrips;
   }
 
   async ready(): Promise<BusError | undefined> {
@@ -423,18 +439,8 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Run one statement of a transaction now, with everything queued before
-   * it, and return its result (used by {@linkcode PgStatement}).
-   */
-  execute(sql: string, params: SqlValue[], writes: boolean): WireResult {
-    const entry = this.defer(sql, params, writes);
-    this.#flush();
-    return entry.result!;
-  }
-
-  /**
    * Queue one statement of a transaction; it is sent with the next
-   * {@linkcode PostgresStore.execute} or the commit. Its result is on the
+   * statement whose rows are needed, or the commit. Its result is on the
    * entry after that ({@linkcode PgStatement.run} flushes when asked for it).
    */
   defer(sql: string, params: SqlValue[], writes: boolean): Queued {
@@ -464,6 +470,7 @@ export class PostgresStore implements Store {
     // The first batch of a write waits for the write lock as well.
     const deadlineMs = STALL_MS + this.#lockWaitMs;
     this.#lockWaitMs = 0;
+    this.#roundTrips++;
     const results = this.#bridge.batch(queued.map((q) => q.statement), { deadlineMs });
     queued.forEach((q, i) => q.result = results[i]);
   }
@@ -678,7 +685,19 @@ class PgStatement implements Statement {
   }
 
   all(...params: SqlValue[]): Record<string, unknown>[] {
-    const { rows } = this.#store.execute(this.#sql, params, this.#writes);
+    const entry = this.queue(params);
+    this.#store.flush();
+    return this.rowsOf(entry);
+  }
+
+  /** Queue the statement with `params` (see {@linkcode PostgresStore.gather}). */
+  queue(params: SqlValue[]): Queued {
+    return this.#store.defer(this.#sql, params, this.#writes);
+  }
+
+  /** The rows of a queued run of this statement, once sent. */
+  rowsOf(entry: Queued): Record<string, unknown>[] {
+    const { rows } = entry.result!;
     if (this.#hideRowid && rows.length > 0 && "rowid" in rows[0]!) {
       for (const row of rows) delete row.rowid;
     }
