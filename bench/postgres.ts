@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL store, on a throwaway cluster of this machine's Debian
  * PostgreSQL with its default durability (every commit flushed to disk): delivery across two server processes, throughput with four
- * senders, delivery between two `agent-bus http` nodes, and what waiting
+ * senders on one topic and on four, delivery between two `agent-bus http` nodes, and what waiting
  * peers send to the server while nothing happens (counted exactly from the
  * server's statement log, between two marker statements).
  *
@@ -20,7 +20,10 @@ import { benchThroughput, type ThroughputResult } from "./throughput.ts";
 export interface PostgresResult {
   version: string;
   latency: Distribution;
+  /** 4 senders × 10 per call on one topic. */
   throughput: ThroughputResult;
+  /** The same spread over four topics. */
+  fourTopics: ThroughputResult;
   nodes: Distribution;
   idle: { peers: number; seconds: number; queries: number };
 }
@@ -49,9 +52,16 @@ export async function benchPostgres(
       seconds: options.seconds,
       dbPath: await database("throughput"),
     });
+    const fourTopics = await benchThroughput(dir, {
+      senders: 4,
+      perCall: 10,
+      topics: 4,
+      seconds: options.seconds,
+      dbPath: await database("four_topics"),
+    });
     const nodes = await benchNodes(await database("nodes"), options.samples);
     const idle = await benchIdleQueries(pg, sql, await database("idle"), options.idleSeconds);
-    return { version: String(version), latency, throughput, nodes, idle };
+    return { version: String(version), latency, throughput, fourTopics, nodes, idle };
   } finally {
     await sql.end();
   }

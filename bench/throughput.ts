@@ -1,7 +1,8 @@
 /**
- * Throughput: several sending processes call `sync` with one message each
- * as fast as they can, while a reader process drains the topic. Every
- * acknowledged message must reach the reader exactly once.
+ * Throughput: several sending processes call `sync` as fast as they can,
+ * while a reader process per topic drains it. Every acknowledged message
+ * must reach its reader exactly once. Senders are spread over `topics`
+ * topics (one by default), round-robin.
  *
  * @module
  */
@@ -12,6 +13,7 @@ import { type History, joinAtEnd } from "./_history.ts";
 /** Messages per second, and the loss check. */
 export interface ThroughputResult {
   senders: number;
+  topics: number;
   perCall: number;
   seconds: number;
   sent: number;
@@ -31,6 +33,8 @@ export async function benchThroughput(
     senders: number;
     seconds: number;
     perCall: number;
+    /** Topics the senders are spread over (default 1). */
+    topics?: number;
     dbPath?: string;
     /** A database already holding this topic's history (see `_history.ts`). */
     history?: History;
@@ -40,20 +44,31 @@ export async function benchThroughput(
   const senders: Peer[] = await Promise.all(
     Array.from({ length: options.senders }, () => startPeer({ dbPath })),
   );
-  await using reader = await startPeer({ dbPath, env: { AGENT_BUS_MAX_SYNC_ITEMS: "1000" } });
+  const topicCount = options.topics ?? 1;
+  const readers: Peer[] = await Promise.all(
+    Array.from(
+      { length: topicCount },
+      () => startPeer({ dbPath, env: { AGENT_BUS_MAX_SYNC_ITEMS: "1000" } }),
+    ),
+  );
   try {
     const { history } = options;
-    const topic = await reader.ok("topic_create", { name: history?.topicName ?? "throughput" });
-    const topicId = topic.topic_id as string;
-    await joinAtEnd(reader, topicId, "reader", history);
-    await Promise.all(senders.map((s, i) => joinAtEnd(s, topicId, `sender-${i}`, history)));
+    const topicIds: string[] = [];
+    for (const [t, reader] of readers.entries()) {
+      const name = t === 0 ? history?.topicName ?? "throughput" : `throughput-${t}`;
+      const topic = await reader.ok("topic_create", { name });
+      topicIds.push(topic.topic_id as string);
+      await joinAtEnd(reader, topic.topic_id as string, "reader", history);
+    }
+    const topicOf = (i: number) => topicIds[i % topicCount]!;
+    await Promise.all(senders.map((s, i) => joinAtEnd(s, topicOf(i), `sender-${i}`, history)));
     let sending = true;
     const acked = new Set<string>();
     const received = new Map<string, number>();
-    const read = (async () => {
+    const read = Promise.all(readers.map(async (reader, t) => {
       while (sending || received.size < acked.size) {
         const result = await reader.call("sync", {
-          topic_id: topicId,
+          topic_id: topicIds[t],
           max_items: 1000,
           wait_seconds: 1,
         });
@@ -67,7 +82,7 @@ export async function benchThroughput(
           break;
         }
       }
-    })();
+    }));
     const started = performance.now();
     const deadline = started + options.seconds * 1000;
     await Promise.all(senders.map(async (sender, i) => {
@@ -78,7 +93,7 @@ export async function benchThroughput(
           client_message_id: `s${i}-${n}-${k}`,
         }));
         const result = await sender.call("sync", {
-          topic_id: topicId,
+          topic_id: topicOf(i),
           outbox,
           max_items: 1,
           wait_seconds: 0,
@@ -95,6 +110,7 @@ export async function benchThroughput(
     const duplicated = [...received.values()].filter((n) => n > 1).length;
     return {
       senders: options.senders,
+      topics: topicCount,
       perCall: options.perCall,
       seconds: elapsed,
       sent: acked.size,
@@ -103,6 +119,6 @@ export async function benchThroughput(
       duplicated,
     };
   } finally {
-    await Promise.all(senders.map((s) => s.close()));
+    await Promise.all([...senders, ...readers].map((s) => s.close()));
   }
 }
