@@ -45,6 +45,8 @@ export interface ThreadView {
   creator_admin_name: string | null;
   /** The later of its last state change and its newest message. */
   updated_at: number;
+  /** Its topic's insertion order: breaks ties between threads created in the same millisecond. */
+  position: number;
 }
 
 /** The status a thread shows: `closed` when its topic is, else its state (`discuss` by default). */
@@ -59,7 +61,7 @@ const THREAD_UPDATED = `MAX(COALESCE(b.updated_at, t.created_at), COALESCE(
 const THREAD_SELECT = `SELECT t.topic_id, t.name, t.created_at, t.status AS topic_status,
   t.closed_at, t.metadata_json, b.state, b.summary, b.system_prompt, b.template_id,
   b.creator_admin_id, b.creator_admin_name, ${THREAD_UPDATED} AS updated_at,
-  ${THREAD_STATUS} AS status
+  ${THREAD_STATUS} AS status, t.rowid AS position
   FROM topics t LEFT JOIN bus_threads b ON b.topic_id = t.topic_id`;
 
 /** The thread of a topic. */
@@ -82,8 +84,11 @@ export interface ThreadListQuery {
   /** Only this status; undefined for every status but `archived` (unless `includeArchived`). */
   status: string | undefined;
   includeArchived: boolean;
-  /** Only threads created strictly before this unix time. */
-  before: number | undefined;
+  /**
+   * Only threads listed after this one: created before `at`, or at `at` and
+   * inserted before `position` (every thread created at `at` when it is absent).
+   */
+  before: { at: number; position?: number | undefined } | undefined;
   limit: number;
 }
 
@@ -97,9 +102,13 @@ export function listThreads(store: Store, query: ThreadListQuery): ThreadView[] 
   } else if (!query.includeArchived) {
     where.push(`${THREAD_STATUS} <> 'archived'`);
   }
-  if (query.before !== undefined) {
+  const before = query.before;
+  if (before?.position !== undefined) {
+    where.push("(t.created_at < ? OR (t.created_at = ? AND t.rowid < ?))");
+    params.push(before.at, before.at, before.position);
+  } else if (before !== undefined) {
     where.push("t.created_at < ?");
-    params.push(query.before);
+    params.push(before.at);
   }
   return store.stmt(
     `${THREAD_SELECT} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}

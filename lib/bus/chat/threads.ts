@@ -268,7 +268,7 @@ export interface ThreadListArgs {
   include_archived?: boolean | undefined;
   /** 0: all (up to the hard cap of 200). */
   limit?: number | undefined;
-  /** An ISO date: threads created strictly before it. */
+  /** A `next_cursor` from thread_list, or an ISO date: threads created strictly before it. */
   before?: string | undefined;
 }
 
@@ -285,10 +285,7 @@ export function threadList(bus: Bus, args: ThreadListArgs): {
   if (args.status !== undefined && !(THREAD_STATUSES as readonly string[]).includes(args.status)) {
     throw invalidArgument(`status must be one of ${THREAD_STATUSES.join(", ")}`);
   }
-  const before = args.before === undefined ? undefined : fromIso(args.before);
-  if (args.before !== undefined && before === undefined) {
-    throw invalidArgument("before must be an ISO date (a next_cursor from thread_list)");
-  }
+  const before = args.before === undefined ? undefined : parseThreadCursor(args.before);
   const limit = !args.limit || args.limit > MAX_THREAD_LIST ? MAX_THREAD_LIST : args.limit;
   const query = {
     status: args.status,
@@ -315,8 +312,28 @@ export function threadList(bus: Bus, args: ThreadListArgs): {
     threads: page.map(toThread),
     total,
     has_more: hasMore,
-    next_cursor: hasMore ? iso(page.at(-1)!.created_at) : null,
+    next_cursor: hasMore ? threadCursor(page.at(-1)!) : null,
   };
+}
+
+/**
+ * A `next_cursor`: the last thread's creation date, then `~` and its
+ * insertion order, so that threads created in the same millisecond are
+ * neither skipped nor listed twice.
+ */
+function threadCursor(view: ThreadView): string {
+  return `${iso(view.created_at)}~${view.position}`;
+}
+
+/** `before`: a {@linkcode threadCursor} or a plain ISO date. */
+function parseThreadCursor(text: string): { at: number; position?: number } {
+  const [date = "", position] = text.split("~", 2);
+  const at = fromIso(date);
+  const order = position === undefined ? undefined : Number(position);
+  if (at === undefined || (order !== undefined && !Number.isSafeInteger(order))) {
+    throw invalidArgument("before must be a next_cursor from thread_list or an ISO date");
+  }
+  return order === undefined ? { at } : { at, position: order };
 }
 
 /** The highest seq of a thread (0 when it has none). */
