@@ -181,6 +181,7 @@ export function deleteThreadRows(store: Store, topicId: string): void {
       "bus_threads",
       "bus_reply_tokens",
       "bus_refresh_requests",
+      "bus_turns",
       "bus_chat_waits",
       "bus_typing",
     ]
@@ -409,31 +410,38 @@ export function latestIssuedToken(
   ).get(topicId, agentId) as ReplyTokenRow | undefined;
 }
 
-/**
- * Whether another agent lost a race in this thread since `since`: a post of
- * its was refused then, and it has not posted since (its refresh request,
- * served or not, is still there).
- */
-export function othersRefusedSince(
-  store: Store,
-  { topicId, agentId, since }: { topicId: string; agentId: string; since: number },
-): boolean {
-  return store.stmt(
-    `SELECT 1 FROM bus_refresh_requests
-     WHERE topic_id = ? AND agent_id <> ? AND created_at >= ? LIMIT 1`,
-  ).get(topicId, agentId, since) !== undefined;
+/** A thread's latest seq, and whether a post by some agent should wait its turn. */
+export interface TurnState {
+  seq: number;
+  /**
+   * Another agent that lost a race is owed a turn before the poster (from
+   * before the poster's own first refusal, if it has one) and still races:
+   * it was refused since the latest message or since `racingSince`.
+   */
+  contested: boolean;
 }
 
-/** The author (agent id, if an agent) and time of a thread's latest message. */
-export function latestChatAuthor(
+/**
+ * {@linkcode TurnState} of a thread for a post by `agentId`; undefined when
+ * the thread has no message yet. Agents that lost races take their turns in
+ * the order of their first refusal since they last posted.
+ */
+export function turnState(
   store: Store,
-  topicId: string,
-): { seq: number; author_id: string | null; created_at: number } | undefined {
-  return store.stmt(
-    `SELECT m.seq, c.author_id, m.created_at FROM messages AS m
-     LEFT JOIN bus_chat_messages AS c ON c.message_id = m.message_id
-     WHERE m.topic_id = ? ORDER BY m.seq DESC LIMIT 1`,
-  ).get(topicId) as { seq: number; author_id: string | null; created_at: number } | undefined;
+  { topicId, agentId, racingSince }: { topicId: string; agentId: string; racingSince: number },
+): TurnState | undefined {
+  const row = store.stmt(
+    `SELECT m.seq, EXISTS (
+       SELECT 1 FROM bus_turns AS q
+       WHERE q.topic_id = m.topic_id AND q.agent_id <> ?2
+         AND q.refused_at >= MIN(m.created_at, ?3)
+         AND q.owed_since < COALESCE(
+           (SELECT p.owed_since FROM bus_turns AS p
+            WHERE p.topic_id = m.topic_id AND p.agent_id = ?2), 1e300)
+     ) AS contested
+     FROM messages AS m WHERE m.topic_id = ?1 ORDER BY m.seq DESC LIMIT 1`,
+  ).get(topicId, agentId, racingSince) as { seq: number; contested: number | boolean } | undefined;
+  return row && { seq: Number(row.seq), contested: Boolean(row.contested) };
 }
 
 /** Hashes of an agent's unused tokens in a thread, newest first (at most `limit`). */
@@ -477,22 +485,8 @@ export function refreshRequest(
   ).get(topicId, agentId) as { reason: string } | undefined)?.reason;
 }
 
-/**
- * The agent re-read after a refused post: its refresh request is served. The
- * row stays (reason `served`) until the agent's next post, as the record
- * that it lost a race and is owed a turn (see {@linkcode othersRefusedSince}).
- */
+/** The agent re-read after a refused post: its refresh request is served. */
 export function clearRefreshRequest(
-  store: Store,
-  { topicId, agentId }: { topicId: string; agentId: string },
-): void {
-  store.stmt(
-    "UPDATE bus_refresh_requests SET reason = 'served' WHERE topic_id = ? AND agent_id = ?",
-  ).run(topicId, agentId);
-}
-
-/** The agent posted: it is owed nothing any more. */
-export function dropRefreshRequest(
   store: Store,
   { topicId, agentId }: { topicId: string; agentId: string },
 ): void {
@@ -500,6 +494,30 @@ export function dropRefreshRequest(
     topicId,
     agentId,
   );
+}
+
+/**
+ * The agent lost a race (a post of its was refused): it is owed a turn from
+ * its first refusal since it last posted on, and is still racing as of `now`.
+ */
+export function recordLostRace(
+  store: Store,
+  { topicId, agentId, now }: { topicId: string; agentId: string; now: number },
+): void {
+  store.stmt(
+    `INSERT INTO bus_turns (topic_id, agent_id, owed_since, refused_at) VALUES (?1, ?2, ?3, ?3)
+     ON CONFLICT (topic_id, agent_id) DO UPDATE SET refused_at = excluded.refused_at`,
+  ).run(topicId, agentId, now);
+}
+
+/** The agent posted: it is owed nothing any more. */
+export function dropRefreshRequest(
+  store: Store,
+  { topicId, agentId }: { topicId: string; agentId: string },
+): void {
+  for (const table of ["bus_refresh_requests", "bus_turns"]) {
+    store.stmt(`DELETE FROM ${table} WHERE topic_id = ? AND agent_id = ?`).run(topicId, agentId);
+  }
 }
 
 // ------------------------------------------------------------ wait states

@@ -52,6 +52,7 @@ export const COPIED_TABLES: readonly CopyTable[] = [
   { table: "bus_agents", key: ["agent_id"] },
   { table: "bus_reply_tokens", key: ["token_hash"] },
   { table: "bus_refresh_requests", key: ["topic_id", "agent_id"] },
+  { table: "bus_turns", key: ["topic_id", "agent_id"] },
   { table: "bus_chat_messages", key: ["message_id"] },
   { table: "bus_message_edits", key: ["message_id", "version"] },
   { table: "bus_reactions", key: ["message_id", "agent_id", "reaction"] },

@@ -475,6 +475,21 @@ DELETE FROM bus_fts WHERE rowid IN (SELECT rowid FROM bus_terms_queue);
 DELETE FROM bus_terms_queue;
 `,
   },
+  {
+    version: 11,
+    description: "agents that lost a race take their turns in order (issue 25)",
+    // A chatbus agent whose post was refused is owed a turn from its first refusal since it
+    // last posted (`owed_since`, its place in line) while it keeps racing (`refused_at`).
+    sql: `
+CREATE TABLE IF NOT EXISTS bus_turns (
+  topic_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  owed_since REAL NOT NULL,
+  refused_at REAL NOT NULL,
+  PRIMARY KEY (topic_id, agent_id)
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

@@ -33,10 +33,10 @@ import {
   insertAttachment,
   insertChatExtras,
   invalidateReplyTokens,
-  latestChatAuthor,
-  othersRefusedSince,
+  recordLostRace,
   setRefreshRequest,
   touchAgent,
+  turnState,
 } from "../../store/chat.ts";
 import {
   insertMessage,
@@ -69,8 +69,11 @@ const MAX_AUTHOR_CHARS = 200;
 const MAX_MISSED = 100;
 /** Most mentions. */
 const MAX_MENTIONS = 50;
-/** How long a post in a row gives way to agents that read the latest message. */
+/** How long a post gives way to agents owed a turn before it. */
 export const YIELD_MS = 500;
+
+/** How long an agent owed a turn counts as still racing after its latest refusal. */
+export const RACING_MS = 2000;
 
 const REMINDER =
   "Your reply_token is no longer usable. Call 'msg_wait' now to get a fresh reply_token before posting again.";
@@ -156,6 +159,7 @@ export async function postMessage(bus: Bus, session: Session, args: PostArgs): P
           reason: refusal.code,
           now,
         });
+        recordLostRace(bus.store, { topicId: thread.topic_id, agentId: agent.agent_id, now });
       }
       return { refusal };
     }
@@ -187,24 +191,29 @@ function provenAgent(
 }
 
 /**
- * Before a post in a row by the author of the thread's latest message, wait
- * (at most {@linkcode YIELD_MS}, no lock held) while another agent that lost
- * a race since that message may answer it; return as soon as the thread
- * moves on or that agent has posted.
+ * Before a post, wait (at most {@linkcode YIELD_MS}, no lock held) while
+ * another agent that lost a race and still races (refused since the latest
+ * message or within {@linkcode RACING_MS}) is owed a turn before the poster:
+ * every such agent when the poster is owed nothing, else those refused
+ * before the poster was. Return as soon as the thread moves on or no such
+ * agent is left.
  */
 async function giveWay(bus: Bus, threadId: string, author: string): Promise<void> {
   if (author.length > 64) return;
-  const latest = bus.store.read(() => latestChatAuthor(bus.store, threadId));
-  if (latest?.author_id !== author) return;
-  const contested = () =>
-    othersRefusedSince(bus.store, { topicId: threadId, agentId: author, since: latest.created_at });
-  if (!bus.store.read(contested)) return;
+  const turns = () =>
+    turnState(bus.store, {
+      topicId: threadId,
+      agentId: author,
+      racingSince: bus.now() - RACING_MS / 1000,
+    });
+  const latest = bus.store.read(turns);
+  if (!latest?.contested) return;
   await waitFor(
     bus,
-    () =>
-      bus.store.read(() => latestSeq(bus.store, threadId) !== latest.seq || !contested())
-        ? true
-        : undefined,
+    () => {
+      const now = bus.store.read(turns);
+      return !now || now.seq !== latest.seq || !now.contested ? true : undefined;
+    },
     YIELD_MS / 1000,
   );
 }

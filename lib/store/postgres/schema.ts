@@ -344,6 +344,19 @@ CREATE TABLE bus_hook_state (
 );
 `,
   },
+  {
+    version: 3,
+    description: "agents that lost a race take their turns in order (SQLite migration 11)",
+    sql: `
+CREATE TABLE bus_turns (
+  topic_id ${T} NOT NULL,
+  agent_id ${T} NOT NULL,
+  owed_since double precision NOT NULL,
+  refused_at double precision NOT NULL,
+  PRIMARY KEY (topic_id, agent_id)
+);
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

@@ -1,0 +1,113 @@
+/**
+ * Fair turns in a chatbus thread: agents whose posts were refused get their
+ * turns in the order of their first refusal, and an agent owed a turn that
+ * does not take it holds a post up for {@linkcode YIELD_MS} at most, and
+ * nobody once it stopped racing.
+ */
+
+import assert from "node:assert/strict";
+import { busConnect } from "../../lib/bus/chat/connect.ts";
+import { postMessage, RACING_MS, YIELD_MS } from "../../lib/bus/chat/post.ts";
+import { waitMessages } from "../../lib/bus/chat/read.ts";
+import { Session } from "../../lib/bus/session.ts";
+import { BusError } from "../../lib/errors.ts";
+import { openTestBus, type TestBus } from "../_helpers/bus.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+/** One agent in one session, with the sync context it last got. */
+class Agent {
+  readonly session = new Session();
+  agentId = "";
+  token = "";
+  threadId = "";
+  seq = 0;
+  replyToken = "";
+
+  constructor(readonly bus: TestBus) {}
+
+  async connect(thread: string): Promise<this> {
+    const connected = await busConnect(this.bus, this.session, {
+      thread_name: thread,
+      ide: "test",
+      model: "m",
+    });
+    this.agentId = connected.agent.agent_id;
+    this.token = connected.agent.token;
+    this.threadId = connected.thread.thread_id;
+    this.seq = connected.current_seq;
+    this.replyToken = connected.reply_token;
+    return this;
+  }
+
+  /** Post with the context it holds; the refusal's code, or undefined when it landed. */
+  async post(content: string): Promise<string | undefined> {
+    try {
+      const posted = await postMessage(this.bus, this.session, {
+        thread_id: this.threadId,
+        author: this.agentId,
+        content,
+        expected_last_seq: this.seq,
+        reply_token: this.replyToken,
+      });
+      this.seq = posted.current_seq!;
+      this.replyToken = posted.reply_token!;
+      return undefined;
+    } catch (error) {
+      if (error instanceof BusError) return error.code;
+      throw error;
+    }
+  }
+
+  async read(): Promise<void> {
+    const read = await waitMessages(this.bus, this.session, {
+      thread_id: this.threadId,
+      after_seq: this.seq,
+      timeout_ms: 0,
+      agent_id: this.agentId,
+      token: this.token,
+    });
+    this.seq = read.sync.current_seq;
+    this.replyToken = read.sync.reply_token;
+  }
+}
+
+Deno.test("refused agents take their turns in the order of their first refusal", async () => {
+  await using tmp = await tmpDir();
+  let clock = 1_800_000_000;
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`, {}, { now: () => clock });
+  const alice = await new Agent(bus).connect("turns");
+  const bob = await new Agent(bus).connect("turns");
+  const carol = await new Agent(bus).connect("turns");
+  clock += 1;
+  assert.equal(await alice.post("first"), undefined);
+  clock += 1;
+  assert.equal(await bob.post("bob, stale"), "SeqMismatchError");
+  clock += 1;
+  assert.equal(await carol.post("carol, stale"), "SeqMismatchError");
+  await bob.read();
+  await carol.read();
+  clock += 1;
+  // Carol asks first, but Bob was refused first: Carol waits, Bob lands, Carol is refused.
+  const [carolPost, bobPost] = await Promise.all([carol.post("carol"), bob.post("bob")]);
+  assert.equal(bobPost, undefined);
+  assert.equal(carolPost, "SeqMismatchError");
+
+  // Carol is owed a turn but does not take it: Alice waits for her at most YIELD_MS.
+  await alice.read();
+  clock += 1;
+  const waited = await postTakes(alice);
+  assert.ok(waited >= YIELD_MS * 0.9 && waited < YIELD_MS * 10, `waited ${waited} ms`);
+
+  // She still races for RACING_MS after her refusal; then she holds nobody up.
+  clock += 1;
+  assert.ok(await postTakes(alice) >= YIELD_MS * 0.9);
+  clock += RACING_MS / 1000;
+  assert.ok(await postTakes(alice) < YIELD_MS * 0.9);
+});
+
+/** How long the agent's post took, in milliseconds; it must land. */
+async function postTakes(agent: Agent): Promise<number> {
+  const started = performance.now();
+  assert.equal(await agent.post("another"), undefined);
+  return performance.now() - started;
+}
