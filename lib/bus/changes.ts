@@ -21,6 +21,12 @@
  * commits (PostgreSQL's LISTEN/NOTIFY) needs none of it: the feed then runs
  * no timer and no watcher, and checks only when the store says so.
  *
+ * A write that changes only some topics' state says which (`notify(topics)`,
+ * and the PostgreSQL store's notification carries them), and a waiter may
+ * say which topics it waits on: it is then woken only by changes to those
+ * topics or by changes that named none. A commit of another SQLite process
+ * names none (`data_version` cannot say), so it wakes everyone.
+ *
  * A waiter takes a `mark()` *before* it checks for new data and waits on
  * that mark, so a commit that lands between the check and the wait is never
  * missed: the feed compares every later reading with the version in the
@@ -30,12 +36,20 @@
  * @module
  */
 
-import type { Store } from "../store/mod.ts";
+import type { ChangedTopics, Store } from "../store/mod.ts";
 
-/** What a waiter has seen: the database's version and the local commit count. */
+/** What a waiter has seen: the database's version and the count of changes heard. */
 export interface ChangeMark {
   readonly dataVersion: number;
-  readonly local: number;
+  readonly heard: number;
+}
+
+/** Options of {@linkcode ChangeFeed.wait}. */
+export interface WaitOnChanges {
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  /** Wake only for changes to these topics (or changes that name none); default: any change. */
+  topics?: readonly string[] | undefined;
 }
 
 /** Options of {@linkcode ChangeFeed}. */
@@ -70,6 +84,9 @@ export interface DirWatcher extends AsyncIterable<{ paths: string[] }> {
 /** Changes seen without a file event before events are declared unreliable. */
 const MISSES_BEFORE_FALLBACK = 3;
 
+/** Changes heard that the feed remembers the topics of; a mark older than that sees a change. */
+const REMEMBERED_CHANGES = 256;
+
 /** One per process: tells waiters that the database may have changed. */
 export class ChangeFeed {
   readonly #store: Store;
@@ -78,8 +95,11 @@ export class ChangeFeed {
   readonly #slowMs: number;
   readonly #burstMs: number;
   readonly #hotMs: number;
-  readonly #waiters = new Set<() => void>();
-  #local = 0;
+  /** Each parked waiter's wake function, and the topics it waits on (undefined: all). */
+  readonly #waiters = new Map<() => void, readonly string[] | undefined>();
+  /** Changes heard (commits of this process, pushed notifications) and the topics of the latest. */
+  #heard = 0;
+  readonly #recent: ChangedTopics[] = [];
   #lastVersion = -1;
   #seen = -1;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -105,22 +125,19 @@ export class ChangeFeed {
     this.#beforeWait = options.beforeWait;
     if (store.subscribe) {
       this.#watch = "off";
-      this.#unsubscribe = store.subscribe(() => {
-        if (this.#waiters.size > 0) this.#check(false);
-      });
+      this.#unsubscribe = store.subscribe((topics) => this.#hear(topics));
     }
   }
 
   /** The current state, to be passed to {@linkcode ChangeFeed.wait}. */
   mark(): ChangeMark {
-    return { dataVersion: this.#version(), local: this.#local };
+    return { dataVersion: this.#unsubscribe ? 0 : this.#version(), heard: this.#heard };
   }
 
-  /** Tell waiters that this process committed. */
-  notify(): void {
-    this.#local++;
+  /** Tell waiters that this process committed, changing only `topics` if given. */
+  notify(topics?: ChangedTopics): void {
     this.#hotUntil = performance.now() + this.#hotMs;
-    this.#wakeAll();
+    this.#hear(topics);
   }
 
   /** Number of calls waiting now (for status output). */
@@ -140,27 +157,21 @@ export class ChangeFeed {
    *
    * @throws the signal's reason when `signal` aborts
    */
-  wait(
-    mark: ChangeMark,
-    options: { timeoutMs: number; signal?: AbortSignal },
-  ): Promise<"changed" | "timeout"> {
+  wait(mark: ChangeMark, options: WaitOnChanges): Promise<"changed" | "timeout"> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#changedSince(mark)) return Promise.resolve("changed");
+    if (this.#changedSince(mark, options.topics)) return Promise.resolve("changed");
     const hook = this.#beforeWait;
     if (hook) return Promise.resolve(hook()).then(() => this.#park(mark, options));
     return this.#park(mark, options);
   }
 
   /** Wait for a change after `mark`, which {@linkcode ChangeFeed.wait} found current. */
-  #park(
-    mark: ChangeMark,
-    options: { timeoutMs: number; signal?: AbortSignal },
-  ): Promise<"changed" | "timeout"> {
+  #park(mark: ChangeMark, options: WaitOnChanges): Promise<"changed" | "timeout"> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    // Only after the test seam's await: a commit of this process meanwhile woke nobody.
-    if (this.#local !== mark.local) return Promise.resolve("changed");
+    // Only after the test seam's await: a change heard meanwhile woke nobody.
+    if (this.#heardSince(mark, options.topics)) return Promise.resolve("changed");
     return new Promise((resolve, reject) => {
       const finish = (): void => {
         clearTimeout(timeout);
@@ -181,7 +192,7 @@ export class ChangeFeed {
         resolve("timeout");
       }, Math.max(0, options.timeoutMs));
       signal?.addEventListener("abort", abort, { once: true });
-      this.#waiters.add(wake);
+      this.#waiters.set(wake, options.topics);
       this.#busy(mark);
     });
   }
@@ -194,8 +205,27 @@ export class ChangeFeed {
     this.#unsubscribe?.();
   }
 
-  #changedSince(mark: ChangeMark): boolean {
-    return this.#local !== mark.local || this.#version() !== mark.dataVersion;
+  #changedSince(mark: ChangeMark, topics: readonly string[] | undefined): boolean {
+    return this.#heardSince(mark, topics) ||
+      (!this.#unsubscribe && this.#version() !== mark.dataVersion);
+  }
+
+  /** Whether a change heard after `mark` concerns a waiter on `topics`. */
+  #heardSince(mark: ChangeMark, topics: readonly string[] | undefined): boolean {
+    const missed = this.#heard - mark.heard;
+    if (missed <= 0) return false;
+    if (missed > this.#recent.length) return true; // older than what is remembered
+    return this.#recent.slice(-missed).some((changed) => concerns(changed, topics));
+  }
+
+  /** A change (of this process, or pushed by the store): remember it and wake who it concerns. */
+  #hear(topics: ChangedTopics): void {
+    this.#heard++;
+    this.#recent.push(topics);
+    if (this.#recent.length > REMEMBERED_CHANGES) this.#recent.shift();
+    for (const [wake, waitsOn] of [...this.#waiters]) {
+      if (concerns(topics, waitsOn)) wake();
+    }
   }
 
   #version(): number {
@@ -314,6 +344,12 @@ export class ChangeFeed {
   }
 
   #wakeAll(): void {
-    for (const wake of [...this.#waiters]) wake();
+    for (const wake of [...this.#waiters.keys()]) wake();
   }
+}
+
+/** Whether a change to `changed` (undefined: anything) concerns a waiter on `waitsOn` (undefined: all). */
+function concerns(changed: ChangedTopics, waitsOn: readonly string[] | undefined): boolean {
+  return changed === undefined || waitsOn === undefined ||
+    changed.some((topic) => waitsOn.includes(topic));
 }

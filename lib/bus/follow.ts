@@ -10,6 +10,7 @@
 import { messagesFrom, topicSummary } from "./admin.ts";
 import type { Message } from "./messages.ts";
 import type { Bus } from "./mod.ts";
+import { AGAIN, onEachChange } from "./waiting.ts";
 
 /** Messages read per query while catching up. */
 const BATCH = 500;
@@ -36,14 +37,13 @@ export async function followTopic(
   options: FollowOptions,
 ): Promise<"closed" | "stopped"> {
   let after = options.afterSeq;
-  while (!options.signal.aborted) {
-    const mark = bus.changes.mark();
+  const ended = await onEachChange(bus, { signal: options.signal }, () => {
     const batch = messagesFrom(bus, topicId, after, BATCH);
     batch.forEach(options.onMessage);
     after = batch.at(-1)?.seq ?? after;
-    if (batch.length === BATCH) continue;
+    if (batch.length === BATCH) return AGAIN;
     if (batch.length === 0 && topicSummary(bus, topicId).status === "closed") return "closed";
-    await bus.changes.wait(mark, { timeoutMs: 60_000, signal: options.signal }).catch(() => {});
-  }
-  return "stopped";
+    return undefined;
+  });
+  return ended ?? "stopped";
 }

@@ -48,9 +48,17 @@ export function createBus(
   };
 }
 
-/** Run a write transaction and wake this process's waiters after it commits. */
-export async function write<T>(bus: Bus, fn: () => T): Promise<T> {
-  const result = await bus.store.immediate(fn);
-  bus.changes.notify();
+/**
+ * Run a write transaction and wake this process's waiters after it commits;
+ * `topics` (its own topic, for a send) when the write changes only their
+ * state, so that waiters on other topics are left alone.
+ */
+export async function write<T>(
+  bus: Bus,
+  fn: () => T,
+  options: { topics?: readonly string[] } = {},
+): Promise<T> {
+  const result = await bus.store.immediate(fn, options);
+  bus.changes.notify(options.topics);
   return result;
 }

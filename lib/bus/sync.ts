@@ -150,7 +150,7 @@ export async function sync(
       const round = syncRound(bus, identity, args, items);
       markIfWaiting(round);
       return round;
-    });
+    }, { topics: [args.topicId] });
   let round = first;
   if (round.received.length === 0 && waitSeconds > 0) {
     bus.log.debug("sync waiting", { topic_id: args.topicId, agent_name: identity.agentName });
@@ -160,7 +160,11 @@ export async function sync(
       for (;;) {
         const remaining = deadline - performance.now();
         const outcome = remaining > 0
-          ? await bus.changes.wait(mark, { timeoutMs: remaining, signal: options.signal })
+          ? await bus.changes.wait(mark, {
+            timeoutMs: remaining,
+            signal: options.signal,
+            topics: [args.topicId],
+          })
           : "timeout";
         mark = bus.changes.mark();
         const unread = outcome === "timeout" || bus.store.read(() =>
@@ -187,6 +191,7 @@ export async function sync(
         await write(
           bus,
           () => clearWaiting(bus.store, { topicId: args.topicId, agentName: identity.agentName }),
+          { topics: [args.topicId] },
         )
           .catch(() => {});
       }
@@ -230,7 +235,7 @@ export async function postAs(
     const topic = foundTopic(context.topic, args.topicId);
     ensureOpen(topic);
     return insertOutbox(bus, sender, topic.topic_id, items, now, { ...context.outbox!, ids });
-  });
+  }, { topics: [args.topicId] });
 }
 
 function ensureOpen(topic: TopicRow): void {
@@ -412,8 +417,8 @@ async function quietRound(
       const round = syncRound(bus, identity, args, []);
       also(round);
       return round;
-    }, { waitMs: READ_ONLY_AFTER_MS });
-    bus.changes.notify();
+    }, { waitMs: READ_ONLY_AFTER_MS, topics: [args.topicId] });
+    bus.changes.notify([args.topicId]);
     return round;
   } catch (error) {
     if (!(error instanceof BusError && error.code === "DB_BUSY")) throw error;

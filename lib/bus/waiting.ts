@@ -17,6 +17,8 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** Called every `AGENT_BUS_PROGRESS_SECONDS` of waiting. */
   onWaitProgress?: (elapsedSeconds: number, totalSeconds: number) => void;
+  /** The topics whose changes can end the wait (default: a change anywhere can). */
+  topics?: readonly string[];
 }
 
 /**
@@ -56,7 +58,7 @@ export function startProgress(
 /**
  * Wait until `check` (a read) returns something other than undefined, for
  * at most `seconds`. `check` runs at once, then after every commit any
- * process makes.
+ * process makes (that concerns `options.topics`, when given).
  *
  * @returns what `check` returned, or undefined at the deadline or when cancelled
  */
@@ -75,11 +77,49 @@ export async function waitFor<T>(
       if (found !== undefined) return found;
       const remaining = deadline - performance.now();
       if (remaining <= 0 || options.signal?.aborted) return undefined;
-      const outcome = await bus.changes.wait(mark, { timeoutMs: remaining, signal: options.signal })
+      const outcome = await bus.changes.wait(mark, {
+        timeoutMs: remaining,
+        signal: options.signal,
+        topics: options.topics,
+      })
         .catch(() => "cancelled" as const);
       if (outcome === "timeout" || outcome === "cancelled") return check();
     }
   } finally {
     clearInterval(progress);
   }
+}
+
+/** A step of {@linkcode onEachChange} that wants to run again at once, without waiting. */
+export const AGAIN: unique symbol = Symbol("again");
+
+/**
+ * Run `step` now, and again after every change that concerns `topics` (any
+ * change when absent) or after `idleMs` without one, until `signal` aborts
+ * or `step` returns a value: the watch loop of a stream, a follow or a push
+ * subscription. The mark is taken before each step, so a commit made while
+ * the step reads is never missed. `idleMs` (default a minute) may be
+ * computed after each step.
+ *
+ * @returns what `step` returned, or undefined when `signal` aborted
+ */
+export async function onEachChange<T>(
+  bus: Bus,
+  options: {
+    signal: AbortSignal;
+    topics?: readonly string[];
+    idleMs?: number | (() => number);
+  },
+  step: () => T | typeof AGAIN | undefined | Promise<T | typeof AGAIN | undefined>,
+): Promise<T | undefined> {
+  const { signal, topics, idleMs = 60_000 } = options;
+  while (!signal.aborted) {
+    const mark = bus.changes.mark();
+    const outcome = await step();
+    if (outcome === AGAIN) continue;
+    if (outcome !== undefined) return outcome;
+    const timeoutMs = typeof idleMs === "function" ? idleMs() : idleMs;
+    await bus.changes.wait(mark, { timeoutMs, signal, topics }).catch(() => {});
+  }
+  return undefined;
 }

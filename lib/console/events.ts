@@ -41,6 +41,7 @@ import {
 import type { Message } from "../bus/messages.ts";
 import type { Bus } from "../bus/mod.ts";
 import { MAX_TOPIC_LIST } from "../bus/topics.ts";
+import { onEachChange } from "../bus/waiting.ts";
 import { BusError } from "../errors.ts";
 
 /** Most missed messages replayed after a reconnect; beyond that the client gets `reset`. */
@@ -128,8 +129,11 @@ export class EventHub {
     let version = topicListVersion(bus);
     let topics = summariesById(bus);
     let presence = presenceByTopic(bus);
-    while (!signal.aborted) {
-      const mark = bus.changes.mark();
+    const untilAging = () =>
+      presence.nextChangeAt === null
+        ? 60_000
+        : Math.max(50, (presence.nextChangeAt - bus.now()) * 1000 + 50);
+    await onEachChange(bus, { signal, idleMs: untilAging }, () => {
       // Messages since the last wake-up, in order.
       const touched = new Set<string>();
       for (;;) {
@@ -181,12 +185,8 @@ export class EventHub {
         }
       }
       presence = nextPresence;
-
-      const untilAging = presence.nextChangeAt === null
-        ? 60_000
-        : Math.max(50, (presence.nextChangeAt - bus.now()) * 1000 + 50);
-      await bus.changes.wait(mark, { timeoutMs: untilAging, signal }).catch(() => {});
-    }
+      return undefined;
+    });
   }
 }
 

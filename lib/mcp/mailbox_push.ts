@@ -30,6 +30,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { bodyJson, bodyOf, drainMail, peekMailbox, peersOf, unreadMail } from "../bus/mail.ts";
 import type { Bus } from "../bus/mod.ts";
+import { onEachChange } from "../bus/waiting.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
 import { unknownResource } from "./invalid_params.ts";
 
@@ -152,8 +153,7 @@ export function attachMailboxPush(
     watching = true;
     (async () => {
       let last = mode === "resources" ? unreadMail(bus, agent) : 0;
-      while (!controller.signal.aborted) {
-        const mark = bus.changes.mark();
+      await onEachChange(bus, { signal: controller.signal }, async () => {
         const unread = unreadMail(bus, agent);
         if (unread > last || (mode === "claude-channel" && unread > 0)) {
           await announce(unread).catch((error) =>
@@ -161,10 +161,8 @@ export function attachMailboxPush(
           );
         }
         last = mode === "claude-channel" ? 0 : unread;
-        await bus.changes.wait(mark, { timeoutMs: 60_000, signal: controller.signal }).catch(
-          () => {},
-        );
-      }
+        return undefined;
+      });
     })().catch((error) => bus.log.warn("The mailbox watch stopped", { error: String(error) }));
   };
   return () => controller.abort();

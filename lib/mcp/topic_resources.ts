@@ -25,6 +25,7 @@ import { findTopic, latestMessages, topicLatestSeq, topicSummaries } from "../bu
 import { exportMarkdown } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
 import { listTopics, MAX_TOPIC_LIST } from "../bus/topics.ts";
+import { onEachChange } from "../bus/waiting.ts";
 import { BusError } from "../errors.ts";
 import { known, unknownResource } from "./invalid_params.ts";
 import type { ProtocolServer } from "./protocol_server.ts";
@@ -103,8 +104,7 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
     if (watching) return;
     watching = true;
     (async () => {
-      while (!controller.signal.aborted) {
-        const mark = bus.changes.mark();
+      await onEachChange(bus, { signal: controller.signal }, async () => {
         for (const [topicId, announced] of subscribed) {
           let latest: number;
           try {
@@ -126,9 +126,8 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
             await notify("notifications/resources/list_changed");
           }
         }
-        await bus.changes.wait(mark, { timeoutMs: 60_000, signal: controller.signal })
-          .catch(() => {});
-      }
+        return undefined;
+      });
     })().catch((error) => bus.log.warn("The topic watch stopped", { error: String(error) }));
   };
   return () => controller.abort();

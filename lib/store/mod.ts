@@ -93,9 +93,10 @@ export interface Store {
   dataVersion(): number;
   /**
    * Push notification of other processes' commits, where the engine has it
-   * (PostgreSQL's LISTEN): the change feed then needs no timer at all.
+   * (PostgreSQL's LISTEN), with the topics they changed: the change feed
+   * then needs no timer at all, and wakes only the waiters concerned.
    */
-  subscribe?(listener: () => void): () => void;
+  subscribe?(listener: (topics: ChangedTopics) => void): () => void;
   /** Reclaim free space. */
   vacuum(): void;
   /** Close for good (process shutdown). */
@@ -113,7 +114,18 @@ export interface StoreOptions {
 export interface WriteOptions {
   /** At most this long (milliseconds) instead of the store's busy timeout. */
   waitMs?: number;
+  /**
+   * The topics whose state alone this write changes: waiters on other topics
+   * need not look. Undefined when anything may have changed.
+   */
+  topics?: readonly string[];
 }
+
+/**
+ * What a commit changed, as a change feed hears it: the topics of a write
+ * that named them ({@linkcode WriteOptions.topics}), undefined for anything.
+ */
+export type ChangedTopics = readonly string[] | undefined;
 
 /** True when `location` names a PostgreSQL database. */
 export function isPostgresUrl(location: string): boolean {

@@ -89,3 +89,30 @@ Deno.test("ChangeFeed resolves timeout and honours abort", async () => {
     assert.equal(feed.waiting, 0);
   });
 });
+
+Deno.test("a waiter on some topics is woken by changes to them or to anything, not to others", async () => {
+  await withFeed({}, async (feed, commit) => {
+    const before = feed.mark();
+    feed.notify(["other"]);
+    assert.equal(
+      await feed.wait(before, { timeoutMs: 20, topics: ["mine"] }),
+      "timeout",
+      "a change to another topic, made before the wait, does not count",
+    );
+    assert.equal(await feed.wait(before, { timeoutMs: 20 }), "changed", "it does for everyone");
+
+    const parked = (mark = feed.mark()) =>
+      feed.wait(mark, { timeoutMs: 20_000, topics: ["mine", "also"] });
+    for (const topics of [["also"], undefined]) {
+      const waiting = parked();
+      feed.notify(["other"]);
+      assert.equal(feed.waiting, 1, "still parked after a change to another topic");
+      feed.notify(topics);
+      assert.equal(await waiting, "changed");
+    }
+    // Another process's commit names no topic: it wakes every waiter.
+    const waiting = parked();
+    commit();
+    assert.equal(await waiting, "changed");
+  });
+});

@@ -165,7 +165,7 @@ export async function postMessage(bus: Bus, session: Session, args: PostArgs): P
     }
     consumeReplyToken(bus.store, { tokenHash: prepared.tokenHash!, now: bus.now() });
     return { posted: insertPost(bus, session, thread.topic_id, agent, prepared) };
-  });
+  }, { topics: [args.thread_id] });
   if ("refusal" in outcome) throw outcome.refusal;
   return outcome.posted;
 }
@@ -215,6 +215,7 @@ async function giveWay(bus: Bus, threadId: string, author: string): Promise<void
       return !now || now.seq !== latest.seq || !now.contested ? true : undefined;
     },
     YIELD_MS / 1000,
+    { topics: [threadId] },
   );
 }
 

@@ -276,19 +276,22 @@ export async function waitMessages(
       }
     }
     return { latest, found, waits, fast: !found && !waits && timeoutSeconds > 0 };
-  });
+  }, { topics: [topicId] });
 
   let rows = start.found;
   if (start.waits) {
     bus.log.debug("msg_wait waiting", { thread_id: topicId, agent_id: agentId ?? null });
     try {
-      rows = await waitFor(bus, () => bus.store.read(matching), timeoutSeconds, options);
+      rows = await waitFor(bus, () => bus.store.read(matching), timeoutSeconds, {
+        ...options,
+        topics: [topicId],
+      });
     } catch (error) {
       if (agent !== undefined) {
         await write(bus, () => {
           exitChatWait(bus.store, { topicId, agentId: agent.agent_id });
           clearWaiting(bus.store, { topicId, agentName: agent.name });
-        }).catch(() => {});
+        }, { topics: [topicId] }).catch(() => {});
       }
       throw error;
     }
@@ -330,7 +333,7 @@ export async function waitMessages(
       setCursor(store, { topicId, agentName: agent.name, lastSeq: sync.current_seq, now });
     }
     return sync;
-  });
+  }, { topics: [topicId] });
   // Reactions, names and images (up to megabytes) are read after the write lock is released.
   return {
     messages: bus.store.read(() =>

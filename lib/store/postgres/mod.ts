@@ -17,10 +17,11 @@
  *   snapshot), begun with their first statement and committed without
  *   waiting.
  * - **Wake-ups**: a write transaction that changed something ends with
- *   `pg_notify`; each process LISTENs on one connection and bumps its
- *   `dataVersion` (and calls subscribers) when another process commits, and
- *   after every reconnect of the listener (a wake-up may have been missed
- *   while it was down, so everyone re-reads). An idle process sends nothing.
+ *   `pg_notify`, naming the topics the write said it alone changed; each
+ *   process LISTENs on one connection and bumps its `dataVersion` (and calls
+ *   subscribers with those topics) when another process commits, and after
+ *   every reconnect of the listener (a wake-up may have been missed while it
+ *   was down, so everyone re-reads). An idle process sends nothing.
  * - **Failures**: a transaction whose connection is found dead before
  *   `COMMIT` runs once more on a fresh connection (a server restart, an idle
  *   connection cut by a firewall); a connection lost during `COMMIT` is a
@@ -45,6 +46,7 @@ import { redactUrl } from "../../config.ts";
 import { BusError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type {
+  ChangedTopics,
   MigrationState,
   Query,
   SqlValue,
@@ -57,6 +59,12 @@ import { Bridge, BridgeError, type WireResult, type WireStatement } from "./brid
 import { toPostgres } from "./dialect.ts";
 import { pgpassPassword } from "./pgpass.ts";
 import { MIGRATIONS_TABLE, PG_MIGRATIONS, PG_VERSION } from "./schema.ts";
+
+/**
+ * Most topics a commit's notification names (their ids, after the sender's
+ * instance, space-separated); a commit touching more wakes every waiter.
+ */
+const MAX_NOTIFIED_TOPICS = 16;
 
 /** The channel every process of a bus listens on. */
 export const CHANNEL = "agent_bus";
@@ -104,7 +112,7 @@ export class PostgresStore implements Store {
   readonly #busyTimeoutMs: number;
   readonly #bridge: Bridge;
   readonly #statements = new Map<string, PgStatement>();
-  readonly #listeners = new Set<() => void>();
+  readonly #listeners = new Set<(topics: ChangedTopics) => void>();
   readonly #instance = crypto.randomUUID();
   /**
    * Statements of the open transaction not sent yet: its `BEGIN`, and writes
@@ -143,9 +151,13 @@ export class PostgresStore implements Store {
       keepAliveS: 2,
       probeEveryMs: 2000,
       onEvent: (event) => {
-        if (event.kind === "notify" && event.payload === this.#instance) return;
         if (event.kind === "notify" && this.#probes.has(event.payload)) {
           this.#probes.get(event.payload)!();
+          return;
+        }
+        if (event.kind === "notify") {
+          const [from, ...topics] = event.payload.split(" ");
+          if (from !== this.#instance) this.#changed(topics.length > 0 ? topics : undefined);
           return;
         }
         if (event.kind === "listening") this.#listening = true;
@@ -215,7 +227,7 @@ export class PostgresStore implements Store {
   async immediate<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
     for (;;) {
       try {
-        return this.#write(fn, options.waitMs ?? this.#busyTimeoutMs);
+        return this.#write(fn, options.waitMs ?? this.#busyTimeoutMs, options.topics);
       } catch (error) {
         // Nothing was stored (a commit whose outcome is unknown says so): wait out a restart.
         const unsent = error instanceof BusError && error.code === "DB_UNAVAILABLE" &&
@@ -233,7 +245,7 @@ export class PostgresStore implements Store {
   }
 
   /** {@linkcode PostgresStore.immediate}, synchronously: the bridge blocks, nothing awaits. */
-  #write<T>(fn: () => T, waitMs: number): T {
+  #write<T>(fn: () => T, waitMs: number, topics: ChangedTopics): T {
     for (let attempt = 0;; attempt++) {
       this.#ensureReady();
       let committing = false;
@@ -251,10 +263,16 @@ export class PostgresStore implements Store {
         );
         if (this.#began || this.#wrote) {
           committing = true;
-          if (this.#wrote) this.#enqueue("SELECT pg_notify($1, $2)", [CHANNEL, this.#instance]);
+          const scoped = topics !== undefined && topics.length <= MAX_NOTIFIED_TOPICS;
+          if (this.#wrote) {
+            this.#enqueue("SELECT pg_notify($1, $2)", [
+              CHANNEL,
+              scoped ? [this.#instance, ...topics].join(" ") : this.#instance,
+            ]);
+          }
           this.#enqueue("COMMIT", []);
           this.#flush();
-          if (this.#wrote) queueMicrotask(() => this.#changed());
+          if (this.#wrote) queueMicrotask(() => this.#changed(scoped ? topics : undefined));
         }
         this.#queue = []; // (nothing ran: nothing to commit)
         return result;
@@ -308,7 +326,7 @@ export class PostgresStore implements Store {
     return this.#version;
   }
 
-  subscribe(listener: () => void): () => void {
+  subscribe(listener: (topics: ChangedTopics) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -576,9 +594,9 @@ export class PostgresStore implements Store {
     return Number(row!.rows[0]!.v);
   }
 
-  #changed(): void {
+  #changed(topics?: ChangedTopics): void {
     this.#version++;
-    for (const listener of [...this.#listeners]) listener();
+    for (const listener of [...this.#listeners]) listener(topics);
   }
 
   /** Map a failure to the wire error a client can act on; other errors pass unchanged. */
