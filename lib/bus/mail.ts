@@ -168,7 +168,10 @@ export async function broadcastMail(
 export async function popOne(bus: Bus, agent: string): Promise<Mail | null> {
   const name = cleanMailAgent(agent, "agent");
   if (!bus.store.read(() => hasUnread(bus.store, name))) return null;
-  const [row] = await write(bus, () => popMail(bus.store, name, { limit: 1, now: bus.now() }));
+  const { rows: [row] } = await write(
+    bus,
+    () => popMail(bus.store, name, { limit: 1, now: bus.now() }),
+  );
   return row ? toMail(row) : null;
 }
 
@@ -195,8 +198,8 @@ export async function drainMail(
     return count;
   };
   return await write(bus, () => {
-    const rows = popMail(bus.store, name, { limit: MAX_DRAIN, now: bus.now(), fits });
-    return { messages: rows.map(toMail), hasMore: hasUnread(bus.store, name) };
+    const { rows, more } = popMail(bus.store, name, { limit: MAX_DRAIN, now: bus.now(), fits });
+    return { messages: rows.map(toMail), hasMore: more };
   });
 }
 

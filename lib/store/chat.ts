@@ -11,7 +11,8 @@
  */
 
 import type { Store } from "./mod.ts";
-import type { MessageRow } from "./messages.ts";
+import { LATEST_SEQ_SQL, type MessageRow } from "./messages.ts";
+import { GET_TOPIC_SQL, type TopicRow } from "./topics.ts";
 
 // ---------------------------------------------------------------- threads
 
@@ -235,9 +236,12 @@ export function insertAgent(store: Store, row: AgentRow): void {
   );
 }
 
+/** The statement of {@linkcode getAgent}, for a batch of reads (`Store.gather`). */
+export const GET_AGENT_SQL = "SELECT * FROM bus_agents WHERE agent_id = ?";
+
 /** The agent with this id. */
 export function getAgent(store: Store, agentId: string): AgentRow | undefined {
-  return store.stmt("SELECT * FROM bus_agents WHERE agent_id = ?").get(agentId) as
+  return store.stmt(GET_AGENT_SQL).get(agentId) as
     | AgentRow
     | undefined;
 }
@@ -352,9 +356,12 @@ export function insertReplyToken(store: Store, row: Omit<ReplyTokenRow, "consume
   }
 }
 
+/** The statement of {@linkcode getReplyToken}, for a batch of reads (`Store.gather`). */
+export const GET_REPLY_TOKEN_SQL = "SELECT * FROM bus_reply_tokens WHERE token_hash = ?";
+
 /** The token with this hash. */
 export function getReplyToken(store: Store, tokenHash: string): ReplyTokenRow | undefined {
-  return store.stmt("SELECT * FROM bus_reply_tokens WHERE token_hash = ?").get(tokenHash) as
+  return store.stmt(GET_REPLY_TOKEN_SQL).get(tokenHash) as
     | ReplyTokenRow
     | undefined;
 }
@@ -397,17 +404,6 @@ export function invalidateReplyTokens(
     exceptHash ?? null,
     exceptHash ?? null,
   );
-}
-
-/** The newest unused token of an agent in a thread. */
-export function latestIssuedToken(
-  store: Store,
-  { topicId, agentId }: { topicId: string; agentId: string },
-): ReplyTokenRow | undefined {
-  return store.stmt(
-    `SELECT * FROM bus_reply_tokens WHERE topic_id = ? AND agent_id = ? AND consumed_at IS NULL
-     ORDER BY issued_at DESC LIMIT 1`,
-  ).get(topicId, agentId) as ReplyTokenRow | undefined;
 }
 
 /** A thread's latest seq, and whether a post by some agent should wait its turn. */
@@ -474,15 +470,44 @@ export function setRefreshRequest(
   ).run(topicId, agentId, reason, now);
 }
 
-/** The pending refresh request's reason, if any (one the agent has not re-read after). */
-export function refreshRequest(
+/** What `msg_wait` decides on, read at once (one round trip on PostgreSQL). */
+export interface WaitStart {
+  /** The thread's topic, if it exists. */
+  topic: TopicRow | undefined;
+  latest: number;
+  /** Whether the agent holds an unused token in the thread. */
+  holdsToken: boolean;
+  /** The reason of its pending refresh request (a refused post it has not re-read after). */
+  refresh: string | undefined;
+}
+
+/** {@linkcode WaitStart} for `agentId` (none: an anonymous wait) in `topicId`. */
+export function readWaitStart(
   store: Store,
-  { topicId, agentId }: { topicId: string; agentId: string },
-): string | undefined {
-  return (store.stmt(
-    `SELECT reason FROM bus_refresh_requests
-     WHERE topic_id = ? AND agent_id = ? AND reason <> 'served'`,
-  ).get(topicId, agentId) as { reason: string } | undefined)?.reason;
+  { topicId, agentId }: { topicId: string; agentId: string | undefined },
+): WaitStart {
+  const [topic, latest, token, refresh] = store.gather([
+    { sql: GET_TOPIC_SQL, params: [topicId] },
+    { sql: LATEST_SEQ_SQL, params: [topicId] },
+    ...(agentId === undefined ? [] : [
+      {
+        sql: `SELECT 1 FROM bus_reply_tokens
+              WHERE topic_id = ? AND agent_id = ? AND consumed_at IS NULL LIMIT 1`,
+        params: [topicId, agentId],
+      },
+      {
+        sql: `SELECT reason FROM bus_refresh_requests
+              WHERE topic_id = ? AND agent_id = ? AND reason <> 'served'`,
+        params: [topicId, agentId],
+      },
+    ]),
+  ]);
+  return {
+    topic: topic![0] as TopicRow | undefined,
+    latest: Number(latest![0]!.latest),
+    holdsToken: (token?.length ?? 0) > 0,
+    refresh: refresh?.[0]?.reason as string | undefined,
+  };
 }
 
 /** The agent re-read after a refused post: its refresh request is served. */
@@ -754,11 +779,12 @@ export function removeReaction(
 /** The reactions of these messages, in the order they were made. */
 export function reactionsOf(store: Store, messageIds: readonly string[]): ReactionRow[] {
   if (messageIds.length === 0) return [];
-  return store.stmt(
-    `SELECT * FROM bus_reactions WHERE message_id IN (SELECT value FROM json_each(?))
-     ORDER BY created_at, agent_id, reaction`,
-  ).all(JSON.stringify(messageIds)) as unknown as ReactionRow[];
+  return store.stmt(REACTIONS_SQL).all(JSON.stringify(messageIds)) as unknown as ReactionRow[];
 }
+
+const REACTIONS_SQL =
+  `SELECT * FROM bus_reactions WHERE message_id IN (SELECT value FROM json_each(?))
+  ORDER BY created_at, agent_id, reaction`;
 
 /** What the chat dialect added to a message (a row of `bus_chat_messages`). */
 export interface ChatExtrasRow {
@@ -816,13 +842,48 @@ export function insertAttachment(store: Store, row: AttachmentRow): void {
   ).run(row.message_id, row.position, row.mime_type, row.data);
 }
 
-/** The attachments of these messages, by message and position. */
-export function attachmentsOf(store: Store, messageIds: readonly string[]): AttachmentRow[] {
-  if (messageIds.length === 0) return [];
-  return store.stmt(
-    `SELECT * FROM bus_attachments WHERE message_id IN (SELECT value FROM json_each(?))
-     ORDER BY message_id, position`,
-  ).all(JSON.stringify(messageIds)) as unknown as AttachmentRow[];
+/** What a listing shows beside its messages. */
+export interface MessageExtras {
+  reactions: ReactionRow[];
+  /** Empty unless asked for. */
+  attachments: AttachmentRow[];
+  /** The agents among the authors. */
+  authors: AgentRow[];
+}
+
+/**
+ * The reactions, attachments (when `withAttachments`) and author agents of
+ * `messageIds`, read at once (one round trip on PostgreSQL).
+ */
+export function readMessageExtras(
+  store: Store,
+  { messageIds, authorIds, withAttachments }: {
+    messageIds: readonly string[];
+    authorIds: readonly string[];
+    withAttachments: boolean;
+  },
+): MessageExtras {
+  if (messageIds.length === 0) return { reactions: [], attachments: [], authors: [] };
+  const ids = JSON.stringify(messageIds);
+  const [reactions, authors, attachments] = store.gather([
+    { sql: REACTIONS_SQL, params: [ids] },
+    {
+      sql: "SELECT * FROM bus_agents WHERE agent_id IN (SELECT value FROM json_each(?))",
+      params: [JSON.stringify(authorIds)],
+    },
+    ...(withAttachments
+      ? [{
+        sql: `SELECT * FROM bus_attachments WHERE message_id IN (SELECT value FROM json_each(?))
+              ORDER BY message_id, position`,
+        params: [ids],
+      }]
+      : []),
+  ]);
+  return {
+    reactions: reactions as unknown as ReactionRow[],
+    attachments: (attachments ?? []) as unknown as AttachmentRow[],
+    authors: authors as unknown as AgentRow[],
+  };
 }
 
 // -------------------------------------------------------------- templates

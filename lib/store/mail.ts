@@ -57,26 +57,38 @@ export function hasUnread(store: Store, agent: string): boolean {
 
 /**
  * Mark the `limit` oldest unread messages of `agent` done and return them,
- * oldest first. Call inside a write transaction. (Finding the rows first and
- * updating each by rowid is a third cheaper than one `UPDATE ... IN (SELECT ...)`.)
+ * oldest first, and whether unread ones are left. Call inside a write
+ * transaction. (Finding the rows first and updating them by rowid is cheaper
+ * on SQLite than one `UPDATE ... IN (SELECT ... ORDER BY ... LIMIT)`; one
+ * read and one update are two round trips on PostgreSQL, whatever the count.)
  * `fits`, given the UTF-8 sizes of the oldest contents, says how many of them to take.
  */
 export function popMail(
   store: Store,
   agent: string,
   options: { limit: number; now: number; fits?: (bytes: number[]) => number },
-): MailRow[] {
+): { rows: MailRow[]; more: boolean } {
+  // One more than the limit: whether any are left comes with the same read.
   const oldest = store.stmt(
     `SELECT rowid AS position, length(CAST(content AS BLOB)) AS bytes FROM bus_mailbox
      WHERE to_agent = ? AND done = 0 ORDER BY created, rowid LIMIT ?`,
-  ).all(agent, options.limit) as unknown as { position: number; bytes: number }[];
-  const count = options.fits ? options.fits(oldest.map((row) => row.bytes)) : oldest.length;
-  const mark = store.stmt(
-    "UPDATE bus_mailbox SET done = 1, processed = ? WHERE rowid = ? RETURNING *",
-  );
-  return oldest.slice(0, count).map(({ position }) =>
-    mark.get(options.now, position) as unknown as MailRow
-  );
+  ).all(agent, options.limit + 1) as unknown as { position: number; bytes: number }[];
+  const candidates = oldest.slice(0, options.limit);
+  const count = options.fits ? options.fits(candidates.map((row) => row.bytes)) : candidates.length;
+  const taken = candidates.slice(0, count).map((row) => Number(row.position));
+  if (taken.length === 0) return { rows: [], more: oldest.length > 0 };
+  // All marked in one statement (one round trip on PostgreSQL), returned in mailbox order.
+  const marked = store.stmt(
+    `UPDATE bus_mailbox SET done = 1, processed = ?
+     WHERE rowid IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
+     RETURNING rowid AS position, *`,
+  ).all(options.now, JSON.stringify(taken)) as unknown as (MailRow & { position: number })[];
+  const order = new Map(taken.map((position, i) => [position, i]));
+  marked.sort((a, b) => order.get(Number(a.position))! - order.get(Number(b.position))!);
+  return {
+    rows: marked.map(({ position: _, ...row }) => row as MailRow),
+    more: oldest.length > count,
+  };
 }
 
 /** The oldest unread messages of `agent`, without marking them. */

@@ -67,12 +67,14 @@ export function setNextSeq(
  * messages, as `ack_through` and `cursor_reset` bounds must.
  */
 export function latestSeq(store: Store, topicId: string): number {
-  const row = store.stmt(
-    `SELECT MAX(COALESCE((SELECT next_seq - 1 FROM topic_seq WHERE topic_id = ?1), 0),
-                COALESCE((SELECT MAX(seq) FROM messages WHERE topic_id = ?1), 0)) AS latest`,
-  ).get(topicId) as { latest: number };
+  const row = store.stmt(LATEST_SEQ_SQL).get(topicId) as { latest: number };
   return row.latest;
 }
+
+/** The statement of {@linkcode latestSeq} (one parameter: the topic), for `Store.gather`. */
+export const LATEST_SEQ_SQL =
+  `SELECT MAX(COALESCE((SELECT next_seq - 1 FROM topic_seq WHERE topic_id = ?1), 0),
+              COALESCE((SELECT MAX(seq) FROM messages WHERE topic_id = ?1), 0)) AS latest`;
 
 /**
  * Insert a message. On SQLite its full-text index row follows later (the

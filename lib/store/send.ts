@@ -29,6 +29,8 @@ export interface SendQuestion {
     clientMessageIds: readonly string[];
     replyTos: readonly string[];
   };
+  /** More reads that travel with these (a dialect's own rows); their rows come back in `also`. */
+  also?: readonly Query[];
 }
 
 /** The answers of {@linkcode readSendContext}. */
@@ -43,6 +45,8 @@ export interface SendContext {
     stored: Map<string, MessageRow>;
     repliesFound: Set<string>;
   };
+  /** The rows of each of the question's `also` queries, in order. */
+  also: Record<string, unknown>[][];
 }
 
 /** Read everything a send needs, in one go (one round trip on PostgreSQL). */
@@ -71,14 +75,16 @@ export function readSendContext(store: Store, question: SendQuestion): SendConte
       });
     }
   }
-  const answers = store.gather(queries);
+  const also = question.also ?? [];
+  const answers = store.gather([...also, ...queries]);
+  const alsoRows = answers.splice(0, also.length);
   const topic = answers.shift()![0] as TopicRow | undefined;
   let cursor: CursorRow | undefined;
   if (agentName !== undefined) {
     answers.shift();
     cursor = answers.shift()![0] as CursorRow | undefined;
   }
-  if (!outbox) return { topic, cursor };
+  if (!outbox) return { topic, cursor, also: alsoRows };
   const [, seq, found, stored] = answers;
   const ids = new Set(outbox.ids);
   const replies = new Set(outbox.replyTos);
@@ -100,5 +106,6 @@ export function readSendContext(store: Store, question: SendQuestion): SendConte
       ),
       repliesFound,
     },
+    also: alsoRows,
   };
 }

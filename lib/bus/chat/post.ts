@@ -28,32 +28,29 @@ import {
   consumeReplyToken,
   dropRefreshRequest,
   exitChatWait,
-  getAgent,
-  getReplyToken,
+  GET_AGENT_SQL,
+  GET_REPLY_TOKEN_SQL,
   insertAttachment,
   insertChatExtras,
   invalidateReplyTokens,
   recordLostRace,
+  type ReplyTokenRow,
   setRefreshRequest,
   touchAgent,
   turnState,
 } from "../../store/chat.ts";
-import {
-  insertMessage,
-  latestSeq,
-  messageInTopic,
-  nextSeq,
-  setNextSeq,
-} from "../../store/messages.ts";
+import { insertMessage, setNextSeq } from "../../store/messages.ts";
 import { termsForSend } from "../../store/search.ts";
-import { bumpTopicsVersion } from "../../store/topics.ts";
+import { readSendContext } from "../../store/send.ts";
+import { bumpTopicsVersion, type TopicRow } from "../../store/topics.ts";
+import { newId } from "../ids.ts";
 import { type Bus, write } from "../mod.ts";
 import { waitFor } from "../waiting.ts";
 import type { Session } from "../session.ts";
 import { MAX_MESSAGE_ID_CHARS, unusedMessageId } from "../sync.ts";
 import { cleanName, metadataJson } from "../validate.ts";
 import { type NewAttachment, splitAttachments } from "./attachments.ts";
-import { requireThreadTopic } from "./threads.ts";
+import { foundThreadTopic } from "./threads.ts";
 import { issueSyncContext } from "./tokens.ts";
 import { type ChatMessage, hashSecret, iso, REPLY_WINDOW, toChatMessage } from "./wire.ts";
 
@@ -127,7 +124,8 @@ export async function postMessage(bus: Bus, session: Session, args: PostArgs): P
   const prepared = preparePost(bus, args);
   await giveWay(bus, args.thread_id, prepared.author);
   const outcome = await write(bus, () => {
-    const thread = requireThreadTopic(bus.store, args.thread_id);
+    const context = readPostContext(bus, args.thread_id, prepared);
+    const thread = context.thread;
     if (thread.status === "closed") {
       throw new BusError(
         "THREAD_CLOSED",
@@ -135,18 +133,18 @@ export async function postMessage(bus: Bus, session: Session, args: PostArgs): P
         { context: { thread_id: args.thread_id } },
       );
     }
-    if (
-      prepared.replyTo !== null &&
-      !messageInTopic(bus.store, { topicId: thread.topic_id, messageId: prepared.replyTo })
-    ) {
+    if (prepared.replyTo !== null && !context.replyFound) {
       throw invalidArgument(
         `reply_to_msg_id '${prepared.replyTo}' does not exist in thread '${thread.topic_id}'`,
       );
     }
-    const agent = prepared.author.length <= 64 ? getAgent(bus.store, prepared.author) : undefined;
-    const refusal = checkSync(bus, thread.topic_id, agent, args.expected_last_seq, prepared);
+    const { agent, token } = context;
+    const refusal = checkSync(bus, thread.topic_id, agent, args.expected_last_seq, prepared, {
+      token,
+      latest: context.nextSeq - 1,
+    });
     if (refusal) {
-      if (agent && provenAgent(bus, session, thread.topic_id, agent, prepared)) {
+      if (agent && provenAgent(session, thread.topic_id, agent, token)) {
         const now = bus.now();
         invalidateReplyTokens(bus.store, {
           topicId: thread.topic_id,
@@ -164,7 +162,7 @@ export async function postMessage(bus: Bus, session: Session, args: PostArgs): P
       return { refusal };
     }
     consumeReplyToken(bus.store, { tokenHash: prepared.tokenHash!, now: bus.now() });
-    return { posted: insertPost(bus, session, thread.topic_id, agent, prepared) };
+    return { posted: insertPost(bus, session, context, prepared) };
   }, { topics: [args.thread_id] });
   if ("refusal" in outcome) throw outcome.refusal;
   return outcome.posted;
@@ -178,16 +176,60 @@ export async function postMessage(bus: Bus, session: Session, args: PostArgs): P
  * silence it by posting in its name with a made-up token.
  */
 function provenAgent(
-  bus: Bus,
   session: Session,
   topicId: string,
   agent: AgentRow,
-  prepared: Prepared,
+  token: ReplyTokenRow | undefined,
 ): boolean {
   if (session.chatAgent?.agentId === agent.agent_id) return true;
-  if (prepared.tokenHash === undefined) return false;
-  const token = getReplyToken(bus.store, prepared.tokenHash);
   return token?.agent_id === agent.agent_id && token.topic_id === topicId;
+}
+
+/** What a post reads before it decides, read in one go (one round trip on PostgreSQL). */
+interface PostContext {
+  thread: TopicRow;
+  /** The author, when it names a registered agent. */
+  agent: AgentRow | undefined;
+  /** The reply token presented, when it exists. */
+  token: ReplyTokenRow | undefined;
+  replyFound: boolean;
+  nextSeq: number;
+  /** A fresh message id, checked free. */
+  messageId: string;
+}
+
+/**
+ * Read {@linkcode PostContext} inside the post's transaction.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`
+ */
+function readPostContext(bus: Bus, threadId: string, prepared: Prepared): PostContext {
+  if (threadId.length > 64) foundThreadTopic(undefined, threadId);
+  const id = newId();
+  const context = readSendContext(bus.store, {
+    topicId: threadId,
+    now: bus.now(),
+    outbox: {
+      sender: prepared.author,
+      ids: [id],
+      clientMessageIds: [],
+      replyTos: prepared.replyTo === null ? [] : [prepared.replyTo],
+    },
+    also: [
+      { sql: GET_AGENT_SQL, params: [prepared.author.length <= 64 ? prepared.author : ""] },
+      { sql: GET_REPLY_TOKEN_SQL, params: [prepared.tokenHash ?? ""] },
+    ],
+  });
+  const [agents, tokens] = context.also as unknown as [AgentRow[], ReplyTokenRow[]];
+  const outbox = context.outbox!;
+  return {
+    thread: foundThreadTopic(context.topic, threadId),
+    agent: agents[0],
+    token: prepared.tokenHash === undefined ? undefined : tokens[0],
+    replyFound: prepared.replyTo !== null && outbox.repliesFound.has(prepared.replyTo),
+    nextSeq: outbox.nextSeq,
+    messageId: outbox.takenIds.has(id) ? unusedMessageId(bus.store) : id,
+  };
 }
 
 /**
@@ -269,6 +311,7 @@ function checkSync(
   agent: AgentRow | undefined,
   expected: number | undefined,
   prepared: Prepared,
+  { token, latest }: { token: ReplyTokenRow | undefined; latest: number },
 ): BusError | undefined {
   const missing = [
     ...(expected === undefined ? ["expected_last_seq"] : []),
@@ -281,7 +324,6 @@ function checkSync(
       { REMINDER, action: "CALL_MSG_WAIT" },
     );
   }
-  const token = getReplyToken(bus.store, prepared.tokenHash!);
   const wrongHolder = token &&
     (agent ? token.agent_id !== agent.agent_id : token.agent_id !== null);
   if (!token || token.topic_id !== topicId || wrongHolder) {
@@ -297,7 +339,6 @@ function checkSync(
       consumed_at: iso(token.consumed_at),
     });
   }
-  const latest = latestSeq(bus.store, topicId);
   if (latest - expected! > 0) {
     const rows = chatMessagesAfter(bus.store, { topicId, afterSeq: expected!, limit: MAX_MISSED });
     const fits = countWithinBudget(
@@ -345,14 +386,12 @@ function syncError(
 function insertPost(
   bus: Bus,
   session: Session,
-  topicId: string,
-  agent: AgentRow | undefined,
+  { thread, agent, nextSeq: seq, messageId }: PostContext,
   prepared: Prepared,
 ): PostResult {
   const store = bus.store;
   const now = bus.now();
-  const seq = nextSeq(store, { topicId, now });
-  const messageId = unusedMessageId(store);
+  const topicId = thread.topic_id;
   insertMessage(store, {
     message_id: messageId,
     topic_id: topicId,
@@ -403,6 +442,7 @@ function insertPost(
         topicId,
         agentId: agent.agent_id,
         source: "msg_post_chain",
+        currentSeq: seq,
       }),
     );
   }

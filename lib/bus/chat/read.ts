@@ -19,7 +19,6 @@ import { BusError, invalidArgument, type Warning } from "../../errors.ts";
 import {
   addReaction,
   type AgentRow,
-  attachmentsOf,
   type ChatMessageRow,
   chatMessagesAfter,
   chatMessagesNewest,
@@ -32,11 +31,10 @@ import {
   getReaction,
   getThread,
   invalidateReplyTokens,
-  latestIssuedToken,
   reactionCount,
-  reactionsOf,
+  readMessageExtras,
+  readWaitStart,
   recordEdit,
-  refreshRequest,
   removeReaction,
   touchAgent,
 } from "../../store/chat.ts";
@@ -48,7 +46,7 @@ import type { Session } from "../session.ts";
 import { capWaitSeconds, waitFor, type WaitOptions } from "../waiting.ts";
 import { cleanName } from "../validate.ts";
 import { authenticate, displayName } from "./agents.ts";
-import { requireThread } from "./threads.ts";
+import { foundThreadTopic, requireThread } from "./threads.ts";
 import { issueSyncContext, reuseOrIssue } from "./tokens.ts";
 import {
   type AttachmentBlock,
@@ -250,10 +248,12 @@ export async function waitMessages(
   });
   // One transaction decides: messages now, a fast return, or a wait (recorded for thread_wait_state_get).
   const start = await write(bus, () => {
-    const latest = latestSeq(bus.store, requireThread(bus.store, topicId).topic_id);
-    const behindWithoutToken = agentId !== undefined &&
-      !latestIssuedToken(bus.store, { topicId, agentId }) && args.after_seq < latest;
-    const refresh = agentId !== undefined && refreshRequest(bus.store, { topicId, agentId });
+    const context = readWaitStart(bus.store, { topicId, agentId });
+    foundThreadTopic(context.topic, topicId);
+    const latest = context.latest;
+    const behindWithoutToken = agentId !== undefined && !context.holdsToken &&
+      args.after_seq < latest;
+    const refresh = context.refresh !== undefined;
     const waits = !found && !refresh && !behindWithoutToken && timeoutSeconds > 0;
     if (agent !== undefined) {
       const now = bus.now();
@@ -526,16 +526,12 @@ function listed_(
   withImages: boolean,
   maxAttachmentBytes = 0,
 ): ListedMessage[] {
-  const ids = rows.map((row) => row.message_id);
-  const reactions = reactionsOf(store, ids);
-  const attachments = withImages ? attachmentsOf(store, ids) : [];
-  const names = new Map<string, string>();
-  for (const row of rows) {
-    if (row.author_id && !names.has(row.author_id)) {
-      const agent = getAgent(store, row.author_id);
-      if (agent) names.set(row.author_id, displayName(agent));
-    }
-  }
+  const { reactions, attachments, authors } = readMessageExtras(store, {
+    messageIds: rows.map((row) => row.message_id),
+    authorIds: [...new Set(rows.flatMap((row) => row.author_id ? [row.author_id] : []))],
+    withAttachments: withImages,
+  });
+  const names = new Map(authors.map((agent) => [agent.agent_id, displayName(agent)]));
   // Attachments share one budget per result (one attachment's size, AGENT_BUS_MAX_ATTACHMENT_BYTES):
   // past it, a block says what was left out and where to fetch it.
   let room = maxAttachmentBytes;

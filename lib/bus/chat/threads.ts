@@ -165,7 +165,15 @@ export function requireThread(store: Store, threadId: string): ThreadView {
  * @throws {BusError} `THREAD_NOT_FOUND`
  */
 export function requireThreadTopic(store: Store, threadId: string): TopicRow {
-  const topic = threadId.length <= 64 ? getTopic(store, threadId) : undefined;
+  return foundThreadTopic(threadId.length <= 64 ? getTopic(store, threadId) : undefined, threadId);
+}
+
+/**
+ * `topic`, the thread `threadId` read with others in one go.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND` when it is undefined
+ */
+export function foundThreadTopic(topic: TopicRow | undefined, threadId: string): TopicRow {
   if (!topic) throw threadNotFound(threadId);
   return topic;
 }

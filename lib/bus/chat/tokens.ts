@@ -30,7 +30,13 @@ export type TokenSource = "thread_create" | "bus_connect" | "msg_wait" | "msg_po
 export function issueSyncContext(
   bus: Bus,
   session: Session,
-  { topicId, agentId, source }: { topicId: string; agentId: string | null; source: TokenSource },
+  { topicId, agentId, source, currentSeq }: {
+    topicId: string;
+    agentId: string | null;
+    source: TokenSource;
+    /** The thread's latest seq, when the caller knows it (saves a read). */
+    currentSeq?: number;
+  },
 ): SyncContext {
   const token = newReplyToken();
   const tokenHash = hashSecret(token);
@@ -46,7 +52,7 @@ export function issueSyncContext(
   if (session.replyTokens.size > MAX_REMEMBERED_TOKENS) {
     session.replyTokens.delete(session.replyTokens.keys().next().value!);
   }
-  return syncContext(bus, topicId, token);
+  return syncContext(bus, topicId, token, currentSeq);
 }
 
 /**
@@ -73,9 +79,14 @@ export function findReplyToken(bus: Bus, token: string): ReplyTokenRow | undefin
   return token.length > 256 ? undefined : getReplyToken(bus.store, hashSecret(token));
 }
 
-function syncContext(bus: Bus, topicId: string, token: string): SyncContext {
+function syncContext(
+  bus: Bus,
+  topicId: string,
+  token: string,
+  currentSeq = latestSeq(bus.store, topicId),
+): SyncContext {
   return {
-    current_seq: latestSeq(bus.store, topicId),
+    current_seq: currentSeq,
     reply_token: token,
     reply_window: REPLY_WINDOW,
   };
