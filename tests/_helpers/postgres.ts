@@ -127,3 +127,22 @@ async function userIds(name: string): Promise<{ uid: number; gid: number }> {
   const [, , uid, gid] = line.split(":");
   return { uid: Number(uid), gid: Number(gid) };
 }
+
+/**
+ * Register a test that runs on a throwaway cluster of its own; where Debian's
+ * PostgreSQL is not installed it is skipped, its name saying why.
+ */
+export async function clusterTest(
+  name: string,
+  fn: (pg: Postgres) => Promise<void>,
+): Promise<void> {
+  const bin = await postgresBin();
+  const ignore = "unavailable" in bin;
+  Deno.test(
+    { name: `${name}${ignore ? ` (skipped: ${bin.unavailable})` : ""}`, ignore },
+    async () => {
+      await using pg = await startPostgres();
+      await fn(pg);
+    },
+  );
+}

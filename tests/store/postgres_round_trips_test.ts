@@ -20,86 +20,77 @@ import { drainMail, sendMail } from "../../lib/bus/mail.ts";
 import { Session } from "../../lib/bus/session.ts";
 import { openTestBus } from "../_helpers/bus.ts";
 import { connectInProcess } from "../_helpers/in_process.ts";
-import { postgresBin, startPostgres } from "../_helpers/postgres.ts";
+import { clusterTest } from "../_helpers/postgres.ts";
 
-const bin = await postgresBin();
-const ignore = "unavailable" in bin;
-
-Deno.test({
-  name: `a sync that sends 1 or 10 messages is 3 round trips on PostgreSQL${
-    ignore ? ` (skipped: ${bin.unavailable})` : ""
-  }`,
-  ignore,
-}, async () => {
-  await using pg = await startPostgres();
-  await using peer = await connectInProcess(pg.url, "peer");
-  const store = peer.bus.store as PostgresStore;
-  const topic = await peer.ok("topic_create", { name: "round-trips" });
-  await peer.ok("topic_join", { agent_name: "counter", topic_id: topic.topic_id });
-  const tripsOf = async (size: number, round: number) => {
+await clusterTest(
+  "a sync that sends 1 or 10 messages is 3 round trips on PostgreSQL",
+  async (pg) => {
+    await using peer = await connectInProcess(pg.url, "peer");
+    const store = peer.bus.store as PostgresStore;
+    const topic = await peer.ok("topic_create", { name: "round-trips" });
+    await peer.ok("topic_join", { agent_name: "counter", topic_id: topic.topic_id });
+    const tripsOf = async (size: number, round: number) => {
+      const before = store.roundTrips;
+      const result = await peer.ok("sync", {
+        topic_id: topic.topic_id,
+        outbox: Array.from({ length: size }, (_, i) => ({
+          content_markdown: `message ${round}.${i}`,
+          client_message_id: `c${round}.${i}`,
+        })),
+        wait_seconds: 0,
+      });
+      assert.equal((result.sent as unknown[]).length, size);
+      return store.roundTrips - before;
+    };
+    await tripsOf(1, 0); // warm: the first call prepares statements
+    assert.equal(await tripsOf(1, 1), 3, "one message");
+    assert.equal(await tripsOf(10, 2), 3, "ten messages");
+    // A retry of the same ten is answered as duplicates, at the same cost.
     const before = store.roundTrips;
-    const result = await peer.ok("sync", {
+    const again = await peer.ok("sync", {
       topic_id: topic.topic_id,
-      outbox: Array.from({ length: size }, (_, i) => ({
-        content_markdown: `message ${round}.${i}`,
-        client_message_id: `c${round}.${i}`,
+      outbox: Array.from({ length: 10 }, (_, i) => ({
+        content_markdown: `message 2.${i}`,
+        client_message_id: `c2.${i}`,
       })),
       wait_seconds: 0,
     });
-    assert.equal((result.sent as unknown[]).length, size);
-    return store.roundTrips - before;
-  };
-  await tripsOf(1, 0); // warm: the first call prepares statements
-  assert.equal(await tripsOf(1, 1), 3, "one message");
-  assert.equal(await tripsOf(10, 2), 3, "ten messages");
-  // A retry of the same ten is answered as duplicates, at the same cost.
-  const before = store.roundTrips;
-  const again = await peer.ok("sync", {
-    topic_id: topic.topic_id,
-    outbox: Array.from({ length: 10 }, (_, i) => ({
-      content_markdown: `message 2.${i}`,
-      client_message_id: `c2.${i}`,
-    })),
-    wait_seconds: 0,
-  });
-  assert.ok((again.sent as { duplicate: boolean }[]).every((s) => s.duplicate));
-  assert.equal(store.roundTrips - before, 3, "ten duplicates");
-});
+    assert.ok((again.sent as { duplicate: boolean }[]).every((s) => s.duplicate));
+    assert.equal(store.roundTrips - before, 3, "ten duplicates");
+  },
+);
 
-Deno.test({
-  name: `a mailbox drain of 1 or 10 messages is 3 round trips on PostgreSQL${
-    ignore ? ` (skipped: ${bin.unavailable})` : ""
-  }`,
-  ignore,
-}, async () => {
-  await using pg = await startPostgres();
-  await using bus = openTestBus(pg.url);
-  const store = bus.store as PostgresStore;
-  const tripsOf = async (size: number) => {
-    for (let i = 0; i < size; i++) {
-      await sendMail(bus, { from: "a", to: "b", content: `m${i}`, format: "text", source: "cli" });
-    }
-    const before = store.roundTrips;
-    const drained = await drainMail(bus, "b");
-    assert.deepEqual(
-      drained.messages.map((m) => m.content),
-      Array.from({ length: size }, (_, i) => `m${i}`),
-    );
-    assert.equal(drained.hasMore, false);
-    return store.roundTrips - before;
-  };
-  await tripsOf(1); // warm: the first call prepares statements
-  assert.equal(await tripsOf(1), 3, "one message");
-  assert.equal(await tripsOf(10), 3, "ten messages");
-});
+await clusterTest(
+  "a mailbox drain of 1 or 10 messages is 3 round trips on PostgreSQL",
+  async (pg) => {
+    await using bus = openTestBus(pg.url);
+    const store = bus.store as PostgresStore;
+    const tripsOf = async (size: number) => {
+      for (let i = 0; i < size; i++) {
+        await sendMail(bus, {
+          from: "a",
+          to: "b",
+          content: `m${i}`,
+          format: "text",
+          source: "cli",
+        });
+      }
+      const before = store.roundTrips;
+      const drained = await drainMail(bus, "b");
+      assert.deepEqual(
+        drained.messages.map((m) => m.content),
+        Array.from({ length: size }, (_, i) => `m${i}`),
+      );
+      assert.equal(drained.hasMore, false);
+      return store.roundTrips - before;
+    };
+    await tripsOf(1); // warm: the first call prepares statements
+    assert.equal(await tripsOf(1), 3, "one message");
+    assert.equal(await tripsOf(10), 3, "ten messages");
+  },
+);
 
-Deno.test({
-  name: `a chatbus msg_post is 3 round trips on PostgreSQL${
-    ignore ? ` (skipped: ${bin.unavailable})` : ""
-  }`,
-  ignore,
-}, async () => {
-  await using pg = await startPostgres();
+await clusterTest("a chatbus msg_post is 3 round trips on PostgreSQL", async (pg) => {
   await using bus = openTestBus(pg.url);
   const store = bus.store as PostgresStore;
   const session = new Session();
