@@ -211,3 +211,20 @@ export async function until(
     await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 10));
   }
 }
+
+/** A message as a test reads it back. */
+export interface ReadMessage {
+  message_id: string;
+  content_markdown: string;
+}
+
+/** Everything `peer`'s agent has not read yet in `topicId`, through `sync`, 20 at a time. */
+export async function readTopic(peer: ToolCaller, topicId: unknown): Promise<ReadMessage[]> {
+  const messages: ReadMessage[] = [];
+  for (;;) {
+    const got = await peer.ok("sync", { topic_id: topicId, wait_seconds: 0, max_items: 20 });
+    const received = got.received as ReadMessage[];
+    if (received.length === 0) return messages;
+    messages.push(...received);
+  }
+}

@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { type Fleet, netnsUnavailable, startFleet } from "../_helpers/netns.ts";
-import { inheritedEnv, type Peer, startPeer } from "../_helpers/peer.ts";
+import { inheritedEnv, type Peer, readTopic, startPeer, until } from "../_helpers/peer.ts";
 import { type Postgres, postgresBin, startPostgres } from "../_helpers/postgres.ts";
 
 const bin = await postgresBin();
@@ -197,28 +197,92 @@ Deno.test({
       seen.add(m.message_id);
     }
   }
-  for (;;) {
-    const got = await a.ok("sync", { topic_id: topic.topic_id, wait_seconds: 0, max_items: 20 });
-    const received = got.received as { message_id: string }[];
-    if (received.length === 0) break;
-    for (const m of received) seen.add(m.message_id);
-  }
+  for (const m of await readTopic(a, topic.topic_id)) seen.add(m.message_id);
   assert.deepEqual(acknowledged.filter((id) => !seen.has(id)), [], "0 acknowledged lost");
   await using auditor = await peerOn(setup, 1);
   await auditor.ok("topic_join", { agent_name: "auditor", topic_id: topic.topic_id });
-  const stored: string[] = [];
-  for (;;) {
-    const got = await auditor.ok("sync", {
-      topic_id: topic.topic_id,
-      wait_seconds: 0,
-      max_items: 20,
-    });
-    const received = got.received as { content_markdown: string }[];
-    if (received.length === 0) break;
-    stored.push(...received.map((m) => m.content_markdown));
-  }
+  const stored = (await readTopic(auditor, topic.topic_id)).map((m) => m.content_markdown);
   assert.equal(stored.filter((c) => c === "said while cut off").length, 1, "stored once");
   latencies.sort((x, y) => x - y);
   const p99 = latencies[Math.floor(latencies.length * 0.99)]!;
   assert.ok(p99 < 1000, `the other host's sends kept going (p99 ${p99.toFixed(0)} ms)`);
+});
+
+Deno.test({
+  name: named(
+    "across hosts, PostgreSQL restarted and then a host killed mid-send: nothing acknowledged is lost or stored twice",
+  ),
+  ignore: skip !== undefined,
+}, async () => {
+  await using setup = await fleetWithPostgres(2);
+  const doomed = await peerOn(setup, 0);
+  await using survivor = await peerOn(setup, 1);
+  const topic = await survivor.ok("topic_create", { name: "restart-and-kill" });
+  const joined = await doomed.ok("topic_join", { agent_name: "doomed", topic_id: topic.topic_id });
+  await survivor.ok("topic_join", { agent_name: "survivor", topic_id: topic.topic_id });
+
+  // Both hosts send, each message with its client_message_id, until told to stop (or killed).
+  const acknowledged: string[] = [];
+  let sending = true;
+  const inFlight = new Map<string, string>();
+  const sendFrom = async (peer: Peer, name: string) => {
+    for (let i = 0; sending; i++) {
+      const id = `${name}-${i}`;
+      inFlight.set(name, id);
+      const result = await peer.call("sync", {
+        topic_id: topic.topic_id,
+        outbox: [{ content_markdown: id, client_message_id: id }],
+        wait_seconds: 0,
+      }).catch(() => undefined); // the doomed host's connection ends with its process
+      if (result === undefined) return;
+      if (!result.isError) {
+        acknowledged.push(
+          ...(result.structuredContent as { sent: Sent[] }).sent.map((s) => s.message.message_id),
+        );
+      }
+    }
+  };
+  const doomedSends = sendFrom(doomed, "doomed");
+  const survivorSends = sendFrom(survivor, "survivor");
+  await until(() => acknowledged.length >= 20, { what: "traffic before the restart" });
+  await setup.pg.stop("immediate");
+  await setup.pg.start();
+  let before = acknowledged.length;
+  await until(() => acknowledged.length >= before + 20, {
+    timeoutMs: 30_000,
+    what: "traffic from both hosts after the restart",
+  });
+
+  // The doomed host dies in the middle of whatever send it was making.
+  before = acknowledged.length;
+  doomed.kill("SIGKILL");
+  await doomedSends;
+  const cut = inFlight.get("doomed");
+  await doomed.close();
+  await until(() => acknowledged.length >= before + 10, { what: "the survivor goes on" });
+  sending = false;
+  await survivorSends;
+
+  // A new process on the same host takes the name back and retries the send it was making.
+  await using reborn = await peerOn(setup, 0);
+  await reborn.ok("topic_join", {
+    agent_name: "doomed",
+    topic_id: topic.topic_id,
+    reclaim_token: joined.reclaim_token,
+  });
+  if (cut !== undefined) {
+    await reborn.ok("sync", {
+      topic_id: topic.topic_id,
+      outbox: [{ content_markdown: cut, client_message_id: cut }],
+      wait_seconds: 0,
+    });
+  }
+  await using auditor = await peerOn(setup, 1);
+  await auditor.ok("topic_join", { agent_name: "auditor", topic_id: topic.topic_id });
+  const stored = await readTopic(auditor, topic.topic_id);
+  const ids = new Set(stored.map((m) => m.message_id));
+  assert.deepEqual(acknowledged.filter((id) => !ids.has(id)), [], "0 acknowledged lost");
+  const contents = stored.map((m) => m.content_markdown);
+  assert.equal(new Set(contents).size, contents.length, "no message stored twice");
+  if (cut !== undefined) assert.ok(contents.includes(cut), "the retried send is stored");
 });

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { cli } from "../_helpers/cli.ts";
 import { connectHttp, startHttpServer } from "../_helpers/http.ts";
-import { startPeer, textOf, type ToolCaller, until } from "../_helpers/peer.ts";
+import { readTopic, startPeer, textOf, until } from "../_helpers/peer.ts";
 import { postgresBin, startPostgres } from "../_helpers/postgres.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -20,17 +20,6 @@ const ignore = "unavailable" in bin;
 const named = (name: string) => ignore ? `${name} (skipped: ${bin.unavailable})` : name;
 
 type Sent = { message: { message_id: string; seq: number }; duplicate: boolean };
-
-/** Every message of the topic the peer has not read yet, in order. */
-async function readAll(peer: ToolCaller, topicId: unknown): Promise<string[]> {
-  const ids: string[] = [];
-  for (;;) {
-    const got = await peer.ok("sync", { topic_id: topicId, wait_seconds: 0, max_items: 20 });
-    const received = got.received as { message_id: string }[];
-    if (received.length === 0) return ids;
-    ids.push(...received.map((m) => m.message_id));
-  }
-}
 
 Deno.test({
   name: named(
@@ -86,7 +75,7 @@ Deno.test({
   );
   assert.ok(errors.every((e) => e.includes("DB_UNAVAILABLE")), `${errors.slice(0, 3)}`);
 
-  const seen = await readAll(b, topic.topic_id);
+  const seen = (await readTopic(b, topic.topic_id)).map((m) => m.message_id);
   const stored = new Set(seen);
   assert.deepEqual(acknowledged.filter((id) => !stored.has(id)), [], "every acknowledged message");
   assert.equal(stored.size, seen.length, "no message twice");
@@ -208,7 +197,7 @@ Deno.test({
   await node.close().catch(() => {});
   await using reader = await startPeer({ dbPath: pg.url });
   await reader.ok("topic_join", { agent_name: "reader", topic_id: topic.topic_id });
-  const seen = new Set(await readAll(reader, topic.topic_id));
+  const seen = new Set((await readTopic(reader, topic.topic_id)).map((m) => m.message_id));
   assert.deepEqual(acknowledged.filter((id) => !seen.has(id)), [], "0 acknowledged lost");
 });
 

@@ -11,16 +11,8 @@
 import assert from "node:assert/strict";
 import type { PostgresStore } from "../../lib/store/postgres/mod.ts";
 import { connectInProcess, type InProcess } from "../_helpers/in_process.ts";
+import { until } from "../_helpers/peer.ts";
 import { clusterTest } from "../_helpers/postgres.ts";
-
-/** Resolve once `condition` holds, checking it every few milliseconds (at most 10 s). */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 async function join(peer: InProcess, topicId: string, agent: string): Promise<void> {
   await peer.ok("topic_join", { agent_name: agent, topic_id: topicId });
@@ -49,15 +41,15 @@ await clusterTest(
       });
     // Notifications arrive in commit order: once the fence's is heard, so are the set-up's.
     await send(fence, "fence");
-    await until(() => heard.includes(fence), "the watcher heard the set-up");
+    await until(() => heard.includes(fence), { what: "the watcher heard the set-up" });
 
     const parked = watcher.ok("sync", { topic_id: quiet, wait_seconds: 30 });
     parked.catch(() => {}); // (awaited below; a failure before that must not go unhandled)
-    await until(() => watcher.bus.changes.waiting === 1, "the watcher's sync is parked");
+    await until(() => watcher.bus.changes.waiting === 1, { what: "the watcher's sync is parked" });
     const trips = store.roundTrips;
     heard.length = 0;
     for (let i = 0; i < 20; i++) await send(busy, `busy ${i}`);
-    await until(() => heard.length >= 20, "the watcher heard all 20 commits");
+    await until(() => heard.length >= 20, { what: "the watcher heard all 20 commits" });
     assert.deepEqual(new Set(heard), new Set([busy]), "each named its topic");
     assert.equal(store.roundTrips - trips, 0, "no re-read for commits to another topic");
     assert.equal(watcher.bus.changes.waiting, 1);
