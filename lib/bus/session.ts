@@ -31,6 +31,12 @@ export interface Identity {
    * reads start there meanwhile.
    */
   pendingCursor?: number;
+  /**
+   * The cursor this session's latest `sync` ended at: the next `sync` reads
+   * what follows it together with its other reads, and keeps that read when
+   * the stored cursor proves to be the same (on PostgreSQL, a round trip).
+   */
+  lastCursor?: number;
 }
 
 /** The chatbus agent a session authenticated as (`bus_connect`, `msg_wait`, `msg_edit`). */

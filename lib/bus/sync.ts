@@ -26,11 +26,14 @@ import {
   setCursor,
 } from "../store/cursors.ts";
 import {
+  type AfterQuery,
   hasMessagesAfter,
   insertMessage,
+  LATEST_SEQ_SQL,
   latestSeq,
   type MessageRow,
   messagesAfter,
+  messagesAfterQuery,
   type NewMessageRow,
   setNextSeq,
   takenMessageIds,
@@ -234,7 +237,12 @@ export async function postAs(
     });
     const topic = foundTopic(context.topic, args.topicId);
     ensureOpen(topic);
-    return insertOutbox(bus, sender, topic.topic_id, items, now, { ...context.outbox!, ids });
+    const plan = planOutbox(bus.store, sender, topic.topic_id, items, now, {
+      ...context.outbox!,
+      ids,
+    });
+    storeOutbox(bus.store, topic.topic_id, plan, now);
+    return plan.sent;
   }, { topics: [args.topicId] });
 }
 
@@ -252,12 +260,29 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   const store = bus.store;
   const now = bus.now();
   const ids = items.map(newId);
+  // What follows the cursor this session last saw travels with the other reads; it is kept
+  // when the stored cursor proves to be that one (a round trip fewer on PostgreSQL).
+  const guess = identity.lastCursor === undefined ? undefined : unreadQuery(
+    identity,
+    args,
+    Math.max(identity.lastCursor, identity.pendingCursor ?? 0, args.ackThrough ?? 0),
+  );
   const context = readSendContext(store, {
     topicId: args.topicId,
     agentName: identity.agentName,
     now,
     ...(items.length > 0 ? { outbox: outboxQuestion(identity.agentName, items, ids) } : {}),
+    also: [
+      ...(guess ? [messagesAfterQuery(guess)] : []),
+      // Without an outbox, the topic's latest seq (with one, it is its next seq's predecessor).
+      ...(items.length === 0 ? [{ sql: LATEST_SEQ_SQL, params: [args.topicId] }] : []),
+    ],
   });
+  const [guessed, latestRows] = guess ? context.also : [undefined, ...context.also];
+  const prefetched = guess && {
+    afterSeq: guess.afterSeq,
+    rows: guessed as unknown as MessageRow[],
+  };
   const topic = foundTopic(context.topic, args.topicId);
   if (items.length > 0) ensureOpen(topic);
   let cursor = context.cursor!;
@@ -274,14 +299,14 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
     cursor = { ...cursor, last_seq: pending };
   }
   const outbox = context.outbox;
-  const sent = outbox
-    ? insertOutbox(bus, identity.agentName, topic.topic_id, items, now, { ...outbox, ids })
-    : [];
-  // Under the write lock, after a send, the topic's latest seq is known without asking.
-  const latest = outbox ? outbox.nextSeq + sent.filter((s) => !s.duplicate).length - 1 : undefined;
+  const plan = outbox
+    ? planOutbox(store, identity.agentName, topic.topic_id, items, now, { ...outbox, ids })
+    : undefined;
+  // Under the topic's lock, the topic's latest seq (after the send) is known without asking.
+  const latest = plan ? plan.nextSeq - 1 : Number(latestRows![0]!.latest);
 
   if (args.ackThrough !== undefined) {
-    const upTo = latest ?? latestSeq(store, topic.topic_id);
+    const upTo = latest;
     if (args.ackThrough > upTo) {
       throw invalidArgument(`ack_through exceeds latest message seq (${upTo})`);
     }
@@ -296,7 +321,10 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
     }
   }
 
-  const read = unreadBatch(bus, identity, args, cursor.last_seq);
+  // Read before the outbox is stored (its own messages need no reading): on PostgreSQL the
+  // inserts then go out with COMMIT, and the commit lock they take spans no round trip.
+  const read = unreadBatch(bus, identity, args, cursor.last_seq, plan?.rows, prefetched);
+  if (plan) storeOutbox(store, topic.topic_id, plan, now);
   if (args.autoAdvance && read.last !== undefined) {
     setCursor(store, {
       topicId: topic.topic_id,
@@ -307,7 +335,8 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
     cursor = { ...cursor, last_seq: read.last };
   }
   noteOwnTail(bus, identity, args, cursor.last_seq, read, latest);
-  return { cursor, sent, received: read.received, hasMore: read.hasMore };
+  identity.lastCursor = cursor.last_seq;
+  return { cursor, sent: plan?.sent ?? [], received: read.received, hasMore: read.hasMore };
 }
 
 /** What {@linkcode readSendContext} asks about an outbox. */
@@ -346,6 +375,7 @@ function readRound(bus: Bus, identity: Identity, args: SyncArgs): Round {
   const through = args.autoAdvance && read.last !== undefined ? read.last : from;
   if (through > (stored?.last_seq ?? 0)) identity.pendingCursor = through;
   noteOwnTail(bus, identity, args, through, read, undefined);
+  identity.lastCursor = through;
   const cursor: CursorRow = stored ? { ...stored, last_seq: through } : {
     topic_id: topic.topic_id,
     agent_name: identity.agentName,
@@ -355,19 +385,39 @@ function readRound(bus: Bus, identity: Identity, args: SyncArgs): Round {
   return { cursor, sent: [], received: read.received, hasMore: read.hasMore };
 }
 
-/** The messages a round delivers after `cursor`: as many as `max_items` and the budget allow. */
+/** What a round reads after `cursor`: one more than `max_items`, to know if there is more. */
+function unreadQuery(identity: Identity, args: SyncArgs, cursor: number): AfterQuery {
+  return {
+    topicId: args.topicId,
+    afterSeq: readStart(identity, cursor, args.includeSelf),
+    excludeSender: args.includeSelf ? null : identity.agentName,
+    limit: args.maxItems + 1,
+  };
+}
+
+/**
+ * The messages a round delivers after `cursor`: as many as `max_items` and
+ * the budget allow. `sending` are the round's own new messages, not stored
+ * yet: they follow what is read, when the peer reads its own. `prefetched`
+ * is a read made earlier in the transaction, used when it started at the
+ * same place.
+ */
 function unreadBatch(
   bus: Bus,
   identity: Identity,
   args: SyncArgs,
   cursor: number,
+  sending: readonly MessageRow[] = [],
+  prefetched?: { afterSeq: number; rows: MessageRow[] },
 ): { received: Message[]; hasMore: boolean; last: number | undefined } {
-  const rows = messagesAfter(bus.store, {
-    topicId: args.topicId,
-    afterSeq: readStart(identity, cursor, args.includeSelf),
-    excludeSender: args.includeSelf ? null : identity.agentName,
-    limit: args.maxItems + 1,
-  });
+  const query = unreadQuery(identity, args, cursor);
+  const limit = query.limit;
+  const stored = prefetched?.afterSeq === query.afterSeq
+    ? prefetched.rows
+    : messagesAfter(bus.store, query);
+  const rows = args.includeSelf && stored.length < limit
+    ? [...stored, ...sending].slice(0, limit)
+    : stored;
   const within = rows.slice(0, args.maxItems);
   const batch = within.slice(
     0,
@@ -426,23 +476,33 @@ async function quietRound(
   }
 }
 
+/** An outbox decided: the rows to store and what each item became. */
+interface OutboxPlan {
+  rows: NewMessageRow[];
+  sent: { message: Message; duplicate: boolean }[];
+  /** The topic's next seq once the rows are stored. */
+  nextSeq: number;
+}
+
 /**
- * Insert an outbox with what {@linkcode readSendContext} found: the next seq,
- * the drawn `ids` (drawn again if one is taken), the messages already stored
- * under its `client_message_id`s and the `reply_to` targets that exist.
+ * Decide an outbox with what {@linkcode readSendContext} found: the next
+ * seq, the drawn `ids` (drawn again if one is taken), the messages already
+ * stored under its `client_message_id`s and the `reply_to` targets that
+ * exist. Writes nothing ({@linkcode storeOutbox} does).
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` for a `reply_to` that is not in the topic
  */
-function insertOutbox(
-  bus: Bus,
+function planOutbox(
+  store: Store,
   sender: string,
   topicId: string,
   items: PreparedItem[],
   now: number,
   known: NonNullable<SendContext["outbox"]> & { ids: string[] },
-): { message: Message; duplicate: boolean }[] {
-  const store = bus.store;
+): OutboxPlan {
+  const rows: NewMessageRow[] = [];
   const sent: { message: Message; duplicate: boolean }[] = [];
   let seq = known.nextSeq;
-  const firstSeq = seq;
   const ids = known.takenIds.size === 0 && new Set(known.ids).size === known.ids.length
     ? known.ids
     : unusedMessageIds(store, items.length);
@@ -472,17 +532,21 @@ function insertOutbox(
       created_at: now,
       terms: item.terms,
     };
-    insertMessage(store, row);
+    rows.push(row);
     // A second item with the same client_message_id in this outbox is its duplicate.
     if (item.clientMessageId !== null) known.stored.set(item.clientMessageId, row);
     sent.push({ message: toMessage(row), duplicate: false });
     seq++;
   }
-  if (seq > firstSeq) {
-    setNextSeq(store, { topicId, next: seq, now });
-    bumpTopicsVersion(store);
-  }
-  return sent;
+  return { rows, sent, nextSeq: seq };
+}
+
+/** Store what {@linkcode planOutbox} decided. */
+function storeOutbox(store: Store, topicId: string, plan: OutboxPlan, now: number): void {
+  if (plan.rows.length === 0) return;
+  for (const row of plan.rows) insertMessage(store, row);
+  setNextSeq(store, { topicId, next: plan.nextSeq, now });
+  bumpTopicsVersion(store);
 }
 
 /** A fresh message id; a random one is taken only with negligible odds, but then drawn again. */

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Query, Store } from "./mod.ts";
 import { LATEST_SEQ_SQL, type MessageRow } from "./messages.ts";
 import { GET_TOPIC_SQL, type TopicRow } from "./topics.ts";
 
@@ -422,21 +422,36 @@ export interface TurnState {
  * the thread has no message yet. Agents that lost races take their turns in
  * the order of their first refusal since they last posted.
  */
-export function turnState(
-  store: Store,
-  { topicId, agentId, racingSince }: { topicId: string; agentId: string; racingSince: number },
-): TurnState | undefined {
-  const row = store.stmt(
-    `SELECT m.seq, EXISTS (
-       SELECT 1 FROM bus_turns AS q
-       WHERE q.topic_id = m.topic_id AND q.agent_id <> ?2
-         AND q.refused_at >= MIN(m.created_at, ?3)
-         AND q.owed_since < COALESCE(
-           (SELECT p.owed_since FROM bus_turns AS p
-            WHERE p.topic_id = m.topic_id AND p.agent_id = ?2), 1e300)
-     ) AS contested
-     FROM messages AS m WHERE m.topic_id = ?1 ORDER BY m.seq DESC LIMIT 1`,
-  ).get(topicId, agentId, racingSince) as { seq: number; contested: number | boolean } | undefined;
+export function turnState(store: Store, question: TurnQuestion): TurnState | undefined {
+  const { sql, params } = turnStateQuery(question);
+  return toTurnState(store.stmt(sql).get(...params));
+}
+
+/** What {@linkcode turnState} is asked. */
+export interface TurnQuestion {
+  topicId: string;
+  agentId: string;
+  racingSince: number;
+}
+
+/** The statement of {@linkcode turnState}, to travel with others ({@linkcode Store.gather}). */
+export function turnStateQuery({ topicId, agentId, racingSince }: TurnQuestion): Query {
+  return {
+    sql: `SELECT m.seq, EXISTS (
+            SELECT 1 FROM bus_turns AS q
+            WHERE q.topic_id = m.topic_id AND q.agent_id <> ?2
+              AND q.refused_at >= MIN(m.created_at, ?3)
+              AND q.owed_since < COALESCE(
+                (SELECT p.owed_since FROM bus_turns AS p
+                 WHERE p.topic_id = m.topic_id AND p.agent_id = ?2), 1e300)
+          ) AS contested
+          FROM messages AS m WHERE m.topic_id = ?1 ORDER BY m.seq DESC LIMIT 1`,
+    params: [topicId, agentId, racingSince],
+  };
+}
+
+/** The {@linkcode TurnState} in a row of {@linkcode turnStateQuery}. */
+export function toTurnState(row: Record<string, unknown> | undefined): TurnState | undefined {
   return row && { seq: Number(row.seq), contested: Boolean(row.contested) };
 }
 

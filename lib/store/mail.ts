@@ -58,9 +58,10 @@ export function hasUnread(store: Store, agent: string): boolean {
 /**
  * Mark the `limit` oldest unread messages of `agent` done and return them,
  * oldest first, and whether unread ones are left. Call inside a write
- * transaction. (Finding the rows first and updating them by rowid is cheaper
- * on SQLite than one `UPDATE ... IN (SELECT ... ORDER BY ... LIMIT)`; one
- * read and one update are two round trips on PostgreSQL, whatever the count.)
+ * transaction, as its last statements. (Finding the rows first and updating
+ * them by rowid is cheaper on SQLite than one `UPDATE ... IN (SELECT ...
+ * ORDER BY ... LIMIT)`; on PostgreSQL the read goes with `BEGIN` and the
+ * update with `COMMIT`: two round trips, whatever the count.)
  * `fits`, given the UTF-8 sizes of the oldest contents, says how many of them to take.
  */
 export function popMail(
@@ -77,12 +78,13 @@ export function popMail(
   const count = options.fits ? options.fits(candidates.map((row) => row.bytes)) : candidates.length;
   const taken = candidates.slice(0, count).map((row) => Number(row.position));
   if (taken.length === 0) return { rows: [], more: oldest.length > 0 };
-  // All marked in one statement (one round trip on PostgreSQL), returned in mailbox order.
-  const marked = store.stmt(
-    `UPDATE bus_mailbox SET done = 1, processed = ?
-     WHERE rowid IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
-     RETURNING rowid AS position, *`,
-  ).all(options.now, JSON.stringify(taken)) as unknown as (MailRow & { position: number })[];
+  // All marked in one statement, sent with COMMIT on PostgreSQL; returned in mailbox order.
+  const marked = store.finish([{
+    sql: `UPDATE bus_mailbox SET done = 1, processed = ?
+          WHERE rowid IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
+          RETURNING rowid AS position, *`,
+    params: [options.now, JSON.stringify(taken)],
+  }])[0] as unknown as (MailRow & { position: number })[];
   const order = new Map(taken.map((position, i) => [position, i]));
   marked.sort((a, b) => order.get(Number(a.position))! - order.get(Number(b.position))!);
   return {

@@ -140,14 +140,22 @@ export interface AfterQuery {
 
 /** Messages with seq > `afterSeq`, oldest first. */
 export function messagesAfter(store: Store, query: AfterQuery): MessageRow[] {
-  if (query.excludeSender === null) {
-    return store.stmt(
-      "SELECT * FROM messages WHERE topic_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-    ).all(query.topicId, query.afterSeq, query.limit) as unknown as MessageRow[];
-  }
-  return store.stmt(
-    "SELECT * FROM messages WHERE topic_id = ? AND seq > ? AND sender <> ? ORDER BY seq LIMIT ?",
-  ).all(query.topicId, query.afterSeq, query.excludeSender, query.limit) as unknown as MessageRow[];
+  const { sql, params } = messagesAfterQuery(query);
+  return store.stmt(sql).all(...params) as unknown as MessageRow[];
+}
+
+/** The statement of {@linkcode messagesAfter}, to travel with others ({@linkcode Store.gather}). */
+export function messagesAfterQuery(query: AfterQuery): Query {
+  return query.excludeSender === null
+    ? {
+      sql: "SELECT * FROM messages WHERE topic_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+      params: [query.topicId, query.afterSeq, query.limit],
+    }
+    : {
+      sql:
+        "SELECT * FROM messages WHERE topic_id = ? AND seq > ? AND sender <> ? ORDER BY seq LIMIT ?",
+      params: [query.topicId, query.afterSeq, query.excludeSender, query.limit],
+    };
 }
 
 /** How many messages {@linkcode messagesAfter} would return, counting at most `limit`. */

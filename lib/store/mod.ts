@@ -81,8 +81,16 @@ export interface Store {
    */
   gather(queries: readonly Query[]): Record<string, unknown>[][];
   /**
+   * {@linkcode Store.gather} for a write transaction's last statements: on
+   * PostgreSQL they travel with its `COMMIT`, saving the round trip that
+   * would send it alone. Nothing may run after them in the transaction.
+   */
+  finish(queries: readonly Query[]): Record<string, unknown>[][];
+  /**
    * Run `fn` in one write transaction (serialized with every other writer of
-   * the bus, on every host); commit if it returns, roll back if it throws.
+   * the bus, on every host, or on PostgreSQL only with writers of the same
+   * topics when `options.topics` names them); commit if it returns, roll back
+   * if it throws.
    * `waitMs` bounds the wait for the write lock (default: the store's busy
    * timeout), after which it throws `DB_BUSY`.
    */
@@ -116,7 +124,10 @@ export interface WriteOptions {
   waitMs?: number;
   /**
    * The topics whose state alone this write changes: waiters on other topics
-   * need not look. Undefined when anything may have changed.
+   * need not look. Undefined when anything may have changed. On PostgreSQL
+   * the write then locks only these topics (see `postgres/locks.ts`), so
+   * everything it decides must depend on their rows alone, or on rows only
+   * writes without `topics` change.
    */
   topics?: readonly string[];
 }

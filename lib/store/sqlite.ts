@@ -129,6 +129,11 @@ export class SqliteStore implements Store {
     return queries.map((query) => this.stmt(query.sql).all(...query.params));
   }
 
+  /** {@linkcode Store.finish}: the transaction commits when its function returns. */
+  finish(queries: readonly Query[]): Record<string, unknown>[][] {
+    return this.gather(queries);
+  }
+
   stmt(sql: string): StatementSync {
     let statement = this.#statements.get(sql);
     if (!statement) {

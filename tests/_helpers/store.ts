@@ -15,7 +15,7 @@
 
 import { DatabaseSync } from "node:sqlite";
 import postgres from "postgres";
-import { WRITE_LOCK } from "../../lib/store/postgres/mod.ts";
+import { WRITE_LOCK } from "../../lib/store/postgres/locks.ts";
 
 /** The store of this run. */
 export const TEST_STORE: "sqlite" | "postgres" = Deno.env.get("AGENT_BUS_TEST_STORE") === "postgres"

@@ -36,8 +36,11 @@ import {
   recordLostRace,
   type ReplyTokenRow,
   setRefreshRequest,
+  toTurnState,
   touchAgent,
+  type TurnState,
   turnState,
+  turnStateQuery,
 } from "../../store/chat.ts";
 import { insertMessage, setNextSeq } from "../../store/messages.ts";
 import { termsForSend } from "../../store/search.ts";
@@ -122,9 +125,32 @@ interface Prepared {
  */
 export async function postMessage(bus: Bus, session: Session, args: PostArgs): Promise<PostResult> {
   const prepared = preparePost(bus, args);
-  await giveWay(bus, args.thread_id, prepared.author);
-  const outcome = await write(bus, () => {
-    const context = readPostContext(bus, args.thread_id, prepared);
+  // Fair turns are checked with the post's own reads; a post that owes another agent its turn
+  // gives way (no lock held) and then posts without asking again.
+  let owing: TurnState | undefined;
+  for (let yielded = false;; yielded = true) {
+    if (owing) await giveWay(bus, args.thread_id, prepared.author, owing);
+    const outcome = await tryPost(bus, session, args, prepared, !yielded);
+    if ("owing" in outcome) {
+      owing = outcome.owing;
+      continue;
+    }
+    if ("refusal" in outcome) throw outcome.refusal;
+    return outcome.posted;
+  }
+}
+
+/** One attempt of {@linkcode postMessage}, in one transaction. */
+async function tryPost(
+  bus: Bus,
+  session: Session,
+  args: PostArgs,
+  prepared: Prepared,
+  checkTurns: boolean,
+): Promise<{ owing: TurnState } | { refusal: BusError } | { posted: PostResult }> {
+  return await write(bus, () => {
+    const context = readPostContext(bus, args.thread_id, prepared, checkTurns);
+    if (context.turns?.contested) return { owing: context.turns };
     const thread = context.thread;
     if (thread.status === "closed") {
       throw new BusError(
@@ -164,8 +190,6 @@ export async function postMessage(bus: Bus, session: Session, args: PostArgs): P
     consumeReplyToken(bus.store, { tokenHash: prepared.tokenHash!, now: bus.now() });
     return { posted: insertPost(bus, session, context, prepared) };
   }, { topics: [args.thread_id] });
-  if ("refusal" in outcome) throw outcome.refusal;
-  return outcome.posted;
 }
 
 /**
@@ -196,6 +220,8 @@ interface PostContext {
   nextSeq: number;
   /** A fresh message id, checked free. */
   messageId: string;
+  /** Whether the author owes another agent its turn (when asked). */
+  turns: TurnState | undefined;
 }
 
 /**
@@ -203,9 +229,17 @@ interface PostContext {
  *
  * @throws {BusError} `THREAD_NOT_FOUND`
  */
-function readPostContext(bus: Bus, threadId: string, prepared: Prepared): PostContext {
+function readPostContext(
+  bus: Bus,
+  threadId: string,
+  prepared: Prepared,
+  checkTurns: boolean,
+): PostContext {
   if (threadId.length > 64) foundThreadTopic(undefined, threadId);
   const id = newId();
+  const turns = checkTurns && prepared.author.length <= 64
+    ? [turnStateQuery(turnQuestion(bus, threadId, prepared.author))]
+    : [];
   const context = readSendContext(bus.store, {
     topicId: threadId,
     now: bus.now(),
@@ -218,9 +252,14 @@ function readPostContext(bus: Bus, threadId: string, prepared: Prepared): PostCo
     also: [
       { sql: GET_AGENT_SQL, params: [prepared.author.length <= 64 ? prepared.author : ""] },
       { sql: GET_REPLY_TOKEN_SQL, params: [prepared.tokenHash ?? ""] },
+      ...turns,
     ],
   });
-  const [agents, tokens] = context.also as unknown as [AgentRow[], ReplyTokenRow[]];
+  const [agents, tokens, turnRows] = context.also as unknown as [
+    AgentRow[],
+    ReplyTokenRow[],
+    Record<string, unknown>[] | undefined,
+  ];
   const outbox = context.outbox!;
   return {
     thread: foundThreadTopic(context.topic, threadId),
@@ -229,32 +268,28 @@ function readPostContext(bus: Bus, threadId: string, prepared: Prepared): PostCo
     replyFound: prepared.replyTo !== null && outbox.repliesFound.has(prepared.replyTo),
     nextSeq: outbox.nextSeq,
     messageId: outbox.takenIds.has(id) ? unusedMessageId(bus.store) : id,
+    turns: turnRows && toTurnState(turnRows[0]),
   };
 }
 
+/** Who is owed a turn before `author`'s post, as {@linkcode turnState} asks. */
+function turnQuestion(bus: Bus, threadId: string, author: string) {
+  return { topicId: threadId, agentId: author, racingSince: bus.now() - RACING_MS / 1000 };
+}
+
 /**
- * Before a post, wait (at most {@linkcode YIELD_MS}, no lock held) while
- * another agent that lost a race and still races (refused since the latest
- * message or within {@linkcode RACING_MS}) is owed a turn before the poster:
- * every such agent when the poster is owed nothing, else those refused
- * before the poster was. Return as soon as the thread moves on or no such
- * agent is left.
+ * Before a post that owes a turn (`owing`: another agent that lost a race
+ * and still races, refused since the latest message or within
+ * {@linkcode RACING_MS}, was refused before the poster was, or the poster
+ * never was), wait at most {@linkcode YIELD_MS}, no lock held. Return as
+ * soon as the thread moves on or no such agent is left.
  */
-async function giveWay(bus: Bus, threadId: string, author: string): Promise<void> {
-  if (author.length > 64) return;
-  const turns = () =>
-    turnState(bus.store, {
-      topicId: threadId,
-      agentId: author,
-      racingSince: bus.now() - RACING_MS / 1000,
-    });
-  const latest = bus.store.read(turns);
-  if (!latest?.contested) return;
+async function giveWay(bus: Bus, threadId: string, author: string, owing: TurnState) {
   await waitFor(
     bus,
     () => {
-      const now = bus.store.read(turns);
-      return !now || now.seq !== latest.seq || !now.contested ? true : undefined;
+      const now = bus.store.read(() => turnState(bus.store, turnQuestion(bus, threadId, author)));
+      return !now || now.seq !== owing.seq || !now.contested ? true : undefined;
     },
     YIELD_MS / 1000,
     { topics: [threadId] },

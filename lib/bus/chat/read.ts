@@ -316,7 +316,6 @@ export async function waitMessages(
       exitChatWait(store, { topicId, agentId });
       clearWaiting(store, { topicId, agentName: agent!.name });
       clearRefreshRequest(store, { topicId, agentId });
-      if (page.length > 0) touchAgent(store, { agentId, activity: "msg_received", now });
       if (page.length === 0 && latestSeq(store, topicId) === start.latest) {
         sync = reuseOrIssue(bus, session, { topicId, agentId });
       } else {
@@ -331,6 +330,10 @@ export async function waitMessages(
     // Its read position, for presence in the console and `topic_presence`.
     if (agent !== undefined) {
       setCursor(store, { topicId, agentName: agent.name, lastSeq: sync.current_seq, now });
+      // Last, after every read: on PostgreSQL it goes out with COMMIT (see `store/postgres/locks.ts`).
+      if (page.length > 0) {
+        touchAgent(store, { agentId: agent.agent_id, activity: "msg_received", now });
+      }
     }
     return sync;
   }, { topics: [topicId] });

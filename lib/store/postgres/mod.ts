@@ -6,13 +6,15 @@
  * functions over one connection per process, statements written in SQLite's
  * dialect and translated once (`dialect.ts`), prepared and reused.
  *
- * - **Writers are serialized** by a transaction-scoped advisory lock taken
- *   first in every write transaction, as SQLite's `BEGIN IMMEDIATE` does on
- *   one machine. Every rule the bus checks inside a transaction (gap-free
- *   per-topic seqs, idempotent `client_message_id`, exactly-once mailbox
- *   pops, name reservations) therefore holds across hosts unchanged, and no
- *   transaction can deadlock or fail serialization. `BEGIN`, the lock and
- *   the first statement travel in one round trip.
+ * - **Writers take turns per topic**: a write that concerns only some topics
+ *   locks those topics and runs beside writers of other topics; every other
+ *   write takes the bus lock exclusively, as SQLite's `BEGIN IMMEDIATE` does
+ *   on one machine (`locks.ts` says what is locked and in which order). Every
+ *   rule the bus checks inside a transaction (gap-free per-topic seqs,
+ *   idempotent `client_message_id`, exactly-once mailbox pops, name
+ *   reservations) holds across hosts, and no two writers can wait for each
+ *   other in a circle. `BEGIN`, the locks and the first statement travel in
+ *   one round trip.
  * - **Reads** run in a `REPEATABLE READ READ ONLY` transaction (one
  *   snapshot), begun with their first statement and committed without
  *   waiting.
@@ -57,6 +59,13 @@ import type {
 } from "../mod.ts";
 import { Bridge, BridgeError, type WireResult, type WireStatement } from "./bridge.ts";
 import { toPostgres } from "./dialect.ts";
+import {
+  COMMIT_LOCK_STATEMENT,
+  lockStatements,
+  type StatementScope,
+  statementScope,
+  WRITE_LOCK,
+} from "./locks.ts";
 import { pgpassPassword } from "./pgpass.ts";
 import { MIGRATIONS_TABLE, PG_MIGRATIONS, PG_VERSION } from "./schema.ts";
 
@@ -66,10 +75,14 @@ import { MIGRATIONS_TABLE, PG_MIGRATIONS, PG_VERSION } from "./schema.ts";
  */
 const MAX_NOTIFIED_TOPICS = 16;
 
+/**
+ * Errors of a scoped write that running it again under the bus lock resolves:
+ * a deadlock, and a unique key two topics' writers both took.
+ */
+const CONFLICTS: ReadonlySet<string> = new Set(["40P01", "23505"]);
+
 /** The channel every process of a bus listens on. */
 export const CHANNEL = "agent_bus";
-/** The advisory lock that serializes writers ("abus"). */
-export const WRITE_LOCK = 0x61627573;
 const RETRY_CONNECT_MS = 1000;
 const CONNECT_TIMEOUT_S = 5;
 /** How long the server may take to answer a batch (beyond a lock wait) before the connection is dropped. */
@@ -124,6 +137,14 @@ export class PostgresStore implements Store {
   #began = false;
   #inTransaction = false;
   #wrote = false;
+  /** Whether the open write is scoped to topics (see `locks.ts`), and whether it took the commit lock. */
+  #scoped = false;
+  #commitLocked = false;
+  /** The open write's notification payload and the topics it names (undefined outside a write). */
+  #commit: { payload: string; topics: ChangedTopics } | undefined;
+  /** Whether the open write's `COMMIT` has been sent (it may be sent by {@linkcode finish}), and answered. */
+  #committing = false;
+  #committed = false;
   #version = 0;
   #ready = false;
   #failure: BusError | undefined;
@@ -246,41 +267,42 @@ export class PostgresStore implements Store {
 
   /** {@linkcode PostgresStore.immediate}, synchronously: the bridge blocks, nothing awaits. */
   #write<T>(fn: () => T, waitMs: number, topics: ChangedTopics): T {
+    const scoped = topics !== undefined && topics.length > 0 &&
+      topics.length <= MAX_NOTIFIED_TOPICS;
+    let lockScope = scoped ? topics : undefined;
     for (let attempt = 0;; attempt++) {
       this.#ensureReady();
-      let committing = false;
       try {
         const lockMs = Math.max(1, Math.round(waitMs));
         this.#lockWaitMs = lockMs;
+        this.#scoped = lockScope !== undefined;
+        this.#commit = scoped
+          ? { payload: [this.#instance, ...topics].join(" "), topics }
+          : { payload: this.#instance, topics: undefined };
         const result = this.#transaction(
           [
             { sql: "BEGIN", params: [] },
             { sql: `SET LOCAL lock_timeout = ${lockMs}`, params: [] },
             { sql: `SET LOCAL statement_timeout = ${lockMs + STATEMENT_TIMEOUT_MS}`, params: [] },
-            { sql: `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, params: [] },
+            ...lockStatements(lockScope),
           ],
           fn,
         );
-        if (this.#began || this.#wrote) {
-          committing = true;
-          const scoped = topics !== undefined && topics.length <= MAX_NOTIFIED_TOPICS;
-          if (this.#wrote) {
-            this.#enqueue("SELECT pg_notify($1, $2)", [
-              CHANNEL,
-              scoped ? [this.#instance, ...topics].join(" ") : this.#instance,
-            ]);
-          }
-          this.#enqueue("COMMIT", []);
-          this.#flush();
-          if (this.#wrote) queueMicrotask(() => this.#changed(scoped ? topics : undefined));
-        }
+        if (!this.#committed && (this.#began || this.#wrote)) this.#sendCommit();
         this.#queue = []; // (nothing ran: nothing to commit)
         return result;
       } catch (error) {
+        const committing = this.#committing;
         this.#rollback();
         const lost = error instanceof BridgeError && error.connection;
         // A connection found dead before COMMIT: nothing was stored; once more on a fresh one.
         if (lost && !committing && attempt === 0) continue;
+        // A conflict the topic locks do not cover (a unique key across topics): once more,
+        // under the bus lock, where the transaction's reads see it and decide accordingly.
+        if (lockScope !== undefined && error instanceof BridgeError && CONFLICTS.has(error.code)) {
+          lockScope = undefined;
+          continue;
+        }
         if (lost && committing) {
           this.#ready = false;
           throw new BusError(
@@ -294,9 +316,32 @@ export class PostgresStore implements Store {
         throw this.#toBusError(error);
       } finally {
         this.#inTransaction = false;
+        this.#scoped = false;
+        this.#commit = undefined;
         this.#lockWaitMs = 0;
       }
     }
+  }
+
+  /** Send what is queued with the write's notification and `COMMIT`. */
+  #sendCommit(): void {
+    const commit = this.#commit!;
+    this.#committing = true;
+    if (this.#wrote) this.#enqueue("SELECT pg_notify($1, $2)", [CHANNEL, commit.payload]);
+    this.#enqueue("COMMIT", []);
+    this.#flush();
+    this.#committed = true;
+    if (this.#wrote) queueMicrotask(() => this.#changed(commit.topics));
+  }
+
+  finish(queries: readonly Query[]): Record<string, unknown>[][] {
+    if (this.#commit === undefined) return this.gather(queries); // (a read: it ends by itself)
+    const pending = queries.map((query) => {
+      const statement = this.stmt(query.sql);
+      return { statement, entry: statement.queue(query.params) };
+    });
+    this.#sendCommit();
+    return pending.map(({ statement, entry }) => statement.rowsOf(entry));
   }
 
   read<T>(fn: () => T): T {
@@ -461,11 +506,16 @@ export class PostgresStore implements Store {
    * statement whose rows are needed, or the commit. Its result is on the
    * entry after that ({@linkcode PgStatement.run} flushes when asked for it).
    */
-  defer(sql: string, params: SqlValue[], writes: boolean): Queued {
+  defer(sql: string, params: SqlValue[], scope: StatementScope): Queued {
     if (!this.#inTransaction) {
       throw new Error("A statement ran outside store.read() or store.immediate()");
     }
-    if (writes) this.#wrote = true;
+    if (this.#committed) throw new Error("A statement ran after store.finish()");
+    if (scope !== "read") this.#wrote = true;
+    if (scope === "bus" && this.#scoped && !this.#commitLocked) {
+      this.#commitLocked = true;
+      this.#queue.push({ statement: COMMIT_LOCK_STATEMENT });
+    }
     return this.#enqueue(sql, params);
   }
 
@@ -496,6 +546,9 @@ export class PostgresStore implements Store {
   #transaction<T>(begin: WireStatement[], fn: () => T): T {
     this.#inTransaction = true;
     this.#wrote = false;
+    this.#commitLocked = false;
+    this.#committing = false;
+    this.#committed = false;
     this.#began = false;
     this.#queue = begin.map((statement) => ({ statement }));
     return fn();
@@ -672,13 +725,13 @@ export interface Queued {
 class PgStatement implements Statement {
   readonly #store: PostgresStore;
   readonly #sql: string;
-  readonly #writes: boolean;
+  readonly #scope: StatementScope;
   readonly #hideRowid: boolean;
 
   constructor(store: PostgresStore, sql: string) {
     this.#store = store;
     this.#sql = sql;
-    this.#writes = !/^\s*(SELECT|WITH)\b/i.test(sql);
+    this.#scope = statementScope(sql);
     this.#hideRowid = !/\browid AS rowid\b/i.test(sql);
   }
 
@@ -688,7 +741,7 @@ class PgStatement implements Statement {
    * it now.
    */
   run(...params: SqlValue[]): { changes: number } {
-    const entry = this.#store.defer(this.#sql, params, this.#writes);
+    const entry = this.#store.defer(this.#sql, params, this.#scope);
     const store = this.#store;
     return {
       get changes(): number {
@@ -710,7 +763,7 @@ class PgStatement implements Statement {
 
   /** Queue the statement with `params` (see {@linkcode PostgresStore.gather}). */
   queue(params: SqlValue[]): Queued {
-    return this.#store.defer(this.#sql, params, this.#writes);
+    return this.#store.defer(this.#sql, params, this.#scope);
   }
 
   /** The rows of a queued run of this statement, once sent. */
