@@ -1,28 +1,32 @@
 /**
  * `serveStdio()`: the stdio MCP server, one per agent process.
  *
- * Opens the runtime (store, bus, search engine), builds one MCP server, and
- * serves them on stdin/stdout until the client closes stdin or a signal
- * arrives; then it leaves the peer registry (peer-bus servers), closes the
- * database (which checkpoints the WAL) and returns.
+ * Serves one MCP session (`stdio_session.ts`) on stdin/stdout until the
+ * client closes stdin or a signal arrives, then shuts it down in order.
+ *
+ * On PostgreSQL the session runs in a worker (`stdio_worker.ts`) and this
+ * thread keeps the transport only: a call that waits for the database
+ * blocks the worker's thread (the store is synchronous, see
+ * `lib/store/mod.ts`), and this one goes on answering `ping` and, once the
+ * session has listed its tools, `tools/list`. So a client never takes a
+ * server whose database stalled for a dead one. On SQLite the session runs
+ * here: its waits are on the local disk, and a worker's hop would only cost.
  *
  * @module
  */
 
-import { SessionRecord } from "../bus/attendance.ts";
-import { PeerRegistration } from "../bus/mail.ts";
-import { type ConfigWarning, redactUrl, type ResolvedConfig } from "../config.ts";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type ConfigWarning, redactUrl } from "../config.ts";
 import type { Logger } from "../log.ts";
-import type { ProfileName } from "../mcp/profiles.ts";
-import { createServer, type ServerOptions } from "../mcp/server.ts";
-import { openRuntime } from "../runtime.ts";
+import { isPostgresUrl } from "../runtime.ts";
 import { maxMessageBytes } from "./limits.ts";
+import { openStdioSession, type StdioSession, type StdioSessionOptions } from "./stdio_session.ts";
 import { StdioTransport } from "./stdio_transport.ts";
+import type { FromWorker, ToWorker } from "./worker_port.ts";
 
 /** Options of {@linkcode serveStdio}. */
-export interface StdioOptions extends ServerOptions {
-  profile: ProfileName;
-  config: ResolvedConfig;
+export interface StdioOptions extends StdioSessionOptions {
   configWarnings: ConfigWarning[];
   log: Logger;
 }
@@ -33,55 +37,88 @@ export interface StdioOptions extends ServerOptions {
  * @returns when the server has shut down
  */
 export async function serveStdio(options: StdioOptions): Promise<void> {
-  const { config, log } = options;
-  for (const warning of options.configWarnings) log.warn(warning.message);
-  const runtime = openRuntime(config, { log, indexing: true });
-  const { bus, search } = runtime;
-  const registration = options.profile === "peerbus" && options.agent
-    ? new PeerRegistration(bus, options.agent, config.peerLeaseSeconds)
-    : undefined;
-  // Chatbus agents are woken by msg_wait, and have their own identities; the other profiles
-  // record the session for the clients' hooks.
-  const record = options.profile === "chatbus"
-    ? undefined
-    : await SessionRecord.open(bus, { profile: options.profile, agent: options.agent });
-  const created = createServer(options.profile, { bus, search }, { ...options, record });
+  const { configWarnings, log, ...sessionOptions } = options;
+  const { config } = sessionOptions;
+  for (const warning of configWarnings) log.warn(warning.message);
   const transport = new StdioTransport({ maxLineBytes: maxMessageBytes(config) });
+  const session = isPostgresUrl(config.dbPath)
+    ? await openSessionWorker(transport, sessionOptions, log)
+    : await openStdioSession(transport, sessionOptions, log);
 
-  const { promise: closed, resolve } = Promise.withResolvers<void>();
-  let stopping = false;
-  const stop = async (): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    bus.changes.close(); // release waiting calls before the server closes
-    await created.close().catch(() => {});
-    await registration?.stop();
-    await record?.close();
-    await runtime.close();
-    resolve();
-  };
-  transport.onclose = () => void stop();
-  const onSignal = () => void stop();
+  const onSignal = () => void session.stop();
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
   for (const signal of signals) Deno.addSignalListener(signal, onSignal);
-
-  await registration?.start().catch((error) =>
-    log.warn("Could not register in the peer registry", { error: String(error) })
-  );
-  await created.server.connect(transport);
-  log.info("agent-bus stdio server ready", {
-    db: redactUrl(config.dbPath),
-    profile: options.profile,
-  });
   if (Deno.stdin.isTerminal()) {
     // A person ran this by hand: say what it is instead of sitting there silently.
     log.warn(
-      `MCP server on stdio, database ${
-        redactUrl(config.dbPath)
-      }. It is meant to be started by an MCP ` +
-        `client (see the README); press Ctrl-C to stop`,
+      `MCP server on stdio, database ${redactUrl(config.dbPath)}. It is meant to be started ` +
+        `by an MCP client (see the README); press Ctrl-C to stop`,
     );
   }
-  await closed;
+  await session.closed;
   for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+}
+
+/**
+ * Run the session in a worker and relay its messages, answering `ping` here
+ * and `tools/list` from the session's first answer to it (tools never change
+ * during a session: `listChanged` is false).
+ */
+async function openSessionWorker(
+  transport: StdioTransport,
+  options: StdioSessionOptions,
+  log: Logger,
+): Promise<StdioSession> {
+  const worker = new Worker(new URL("./stdio_worker.ts", import.meta.url), { type: "module" });
+  const post = (message: ToWorker) => worker.postMessage(message);
+  const { promise: closed, resolve } = Promise.withResolvers<void>();
+  const listing = new Set<string | number>();
+  let tools: unknown;
+  worker.onmessage = (event: MessageEvent<FromWorker>) => {
+    const data = event.data;
+    if (data.kind === "closed") {
+      worker.terminate();
+      resolve();
+      return;
+    }
+    const message = data.message as { id?: string | number; result?: unknown };
+    if (message.id !== undefined && listing.delete(message.id) && "result" in message) {
+      tools = message.result;
+    }
+    void transport.send(data.message);
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    log.error("The session worker failed", { error: event.message });
+    worker.terminate();
+    resolve();
+  };
+  transport.onmessage = (message: JSONRPCMessage) => {
+    const request = message as { id?: string | number; method?: string };
+    const answer = request.id === undefined
+      ? undefined
+      : request.method === "ping"
+      ? {}
+      : request.method === "tools/list"
+      ? tools
+      : undefined;
+    if (answer !== undefined) {
+      void transport.send({ jsonrpc: "2.0", id: request.id!, result: answer } as JSONRPCMessage);
+      return;
+    }
+    if (request.method === "tools/list") listing.add(request.id!);
+    post({ kind: "message", message });
+  };
+  let stopping = false;
+  const stop = (): Promise<void> => {
+    if (!stopping) {
+      stopping = true;
+      post({ kind: "stop" });
+    }
+    return closed;
+  };
+  transport.onclose = () => void stop();
+  post({ kind: "start", options });
+  await transport.start();
+  return { stop, closed };
 }

@@ -3,8 +3,10 @@
  * agent-bus processes in others that reach it by IP only over veth links
  * (`tests/_helpers/netns.ts`), no shared files. A conversation across them;
  * a host that freezes mid-write with its link pulled, which must not hold
- * the bus for more than seconds; and a host whose link is down for 15 s,
- * whose waiter still gets every message sent meanwhile once it is back.
+ * the bus for more than seconds; a host whose link is down for 15 s,
+ * whose waiter still gets every message sent meanwhile once it is back; a
+ * host whose path to the database stalls for 60 s without closing; a
+ * restart of PostgreSQL and a host killed mid-send.
  * Skipped, with the reason, without root, `ip netns` or PostgreSQL.
  *
  * @module
@@ -12,9 +14,10 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { type Fleet, netnsUnavailable, startFleet } from "../_helpers/netns.ts";
+import { netnsUnavailable } from "../_helpers/netns.ts";
 import { inheritedEnv, type Peer, readTopic, startPeer, until } from "../_helpers/peer.ts";
-import { type Postgres, postgresBin, startPostgres } from "../_helpers/postgres.ts";
+import { fleetWithPostgres, peerOn, stallProxyOn, urlOn } from "../_helpers/pg_fleet.ts";
+import { postgresBin } from "../_helpers/postgres.ts";
 
 const bin = await postgresBin();
 const skip = "unavailable" in bin ? bin.unavailable : await netnsUnavailable();
@@ -23,43 +26,30 @@ const named = (name: string) => skip ? `${name} (skipped: ${skip})` : name;
 
 const FREEZE = fileURLToPath(new URL("../_helpers/freeze_in_write.ts", import.meta.url));
 
-/** A fleet of `hosts` client hosts and PostgreSQL on its own host, listening on each link. */
-async function fleetWithPostgres(
-  hosts: number,
-): Promise<{ fleet: Fleet; pg: Postgres } & AsyncDisposable> {
-  const fleet = await startFleet(hosts);
-  try {
-    const pg = await startPostgres({
-      netns: { exec: fleet.db.exec, listen: fleet.hosts.map((h) => h.dbIp) },
-    });
-    return {
-      fleet,
-      pg,
-      async [Symbol.asyncDispose]() {
-        await pg[Symbol.asyncDispose]();
-        await fleet[Symbol.asyncDispose]();
-      },
-    };
-  } catch (error) {
-    await fleet[Symbol.asyncDispose]();
-    throw error;
-  }
-}
-
-/** The database URL as host `i` (0-based) reaches it. */
-function urlOn(setup: { fleet: Fleet; pg: Postgres }, i: number): string {
-  return setup.pg.url.replace(/@[^:/]+:/, `@${setup.fleet.hosts[i]!.dbIp}:`);
-}
-
-/** An agent-bus stdio server on host `i`. */
-async function peerOn(
-  setup: { fleet: Fleet; pg: Postgres },
-  i: number,
-): Promise<Peer> {
-  return await startPeer({ dbPath: urlOn(setup, i), prefix: setup.fleet.hosts[i]!.exec });
-}
-
 type Sent = { message: { message_id: string; seq: number }; duplicate: boolean };
+
+/**
+ * Send one message to `topicId` every 50 ms until `until` (a `performance.now()` time), as a host
+ * that carries on while another has trouble: what was acknowledged, and the sends' p99.
+ */
+async function keepSending(peer: Peer, topicId: unknown, until: number) {
+  const acknowledged: string[] = [];
+  const latencies: number[] = [];
+  for (let i = 0; performance.now() < until; i++) {
+    const started = performance.now();
+    const sent = await peer.ok("sync", {
+      topic_id: topicId,
+      outbox: [{ content_markdown: `meanwhile ${i}` }],
+      wait_seconds: 0,
+    });
+    latencies.push(performance.now() - started);
+    acknowledged.push(...(sent.sent as Sent[]).map((s) => s.message.message_id));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  latencies.sort((x, y) => x - y);
+  const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? 0;
+  return { acknowledged, p99, count: latencies.length };
+}
 
 Deno.test({
   name: named("two hosts reaching PostgreSQL by IP only hold a conversation"),
@@ -149,19 +139,7 @@ Deno.test({
     outbox: [{ content_markdown: "said while cut off", client_message_id: "cut-1" }],
     wait_seconds: 0,
   });
-  const acknowledged: string[] = [];
-  const latencies: number[] = [];
-  for (let i = 0; performance.now() - downAt < 15_000; i++) {
-    const started = performance.now();
-    const sent = await b.ok("sync", {
-      topic_id: topic.topic_id,
-      outbox: [{ content_markdown: `while one is away ${i}` }],
-      wait_seconds: 0,
-    });
-    latencies.push(performance.now() - started);
-    acknowledged.push(...(sent.sent as Sent[]).map((s) => s.message.message_id));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const { acknowledged, p99 } = await keepSending(b, topic.topic_id, downAt + 15_000);
   await setup.fleet.linkUp(one!);
   const upAt = performance.now();
 
@@ -203,8 +181,6 @@ Deno.test({
   await auditor.ok("topic_join", { agent_name: "auditor", topic_id: topic.topic_id });
   const stored = (await readTopic(auditor, topic.topic_id)).map((m) => m.content_markdown);
   assert.equal(stored.filter((c) => c === "said while cut off").length, 1, "stored once");
-  latencies.sort((x, y) => x - y);
-  const p99 = latencies[Math.floor(latencies.length * 0.99)]!;
   assert.ok(p99 < 1000, `the other host's sends kept going (p99 ${p99.toFixed(0)} ms)`);
 });
 
@@ -285,4 +261,66 @@ Deno.test({
   const contents = stored.map((m) => m.content_markdown);
   assert.equal(new Set(contents).size, contents.length, "no message stored twice");
   if (cut !== undefined) assert.ok(contents.includes(cut), "the retried send is stored");
+});
+
+Deno.test({
+  name: named(
+    "one host's path to PostgreSQL stalls for 60 s: the other host's sends keep p99 <= 100 ms, nothing acknowledged is lost, every waiter gets every message",
+  ),
+  ignore: skip !== undefined,
+}, async () => {
+  await using setup = await fleetWithPostgres(2);
+  await using proxy = await stallProxyOn(setup, 0);
+  const stalledHost = setup.fleet.hosts[0]!;
+  // Host one: a sender and a waiter, both through the proxy. Host two: a sender, directly.
+  await using sender = await startPeer({ dbPath: proxy.url, prefix: stalledHost.exec });
+  await using waiter = await startPeer({ dbPath: proxy.url, prefix: stalledHost.exec });
+  await using other = await peerOn(setup, 1);
+  const mine = (await other.ok("topic_create", { name: "stalled host's topic" })).topic_id;
+  const theirs = (await other.ok("topic_create", { name: "other host's topic" })).topic_id;
+  await sender.ok("topic_join", { agent_name: "stuck", topic_id: mine });
+  await waiter.ok("topic_join", { agent_name: "waits", topic_id: theirs });
+  await other.ok("topic_join", { agent_name: "goes-on", topic_id: theirs });
+
+  const waiting = waiter.call("sync", { topic_id: theirs, wait_seconds: 120 }, {
+    timeoutMs: 180_000,
+  });
+  await proxy.stall();
+  const stalledAt = performance.now();
+  // The stalled host's agent speaks: the call must end, not hang.
+  const said = { content_markdown: "said while stalled", client_message_id: "stalled-1" };
+  const attempt = sender.call("sync", { topic_id: mine, outbox: [said], wait_seconds: 0 });
+  const { acknowledged, p99, count } = await keepSending(other, theirs, stalledAt + 60_000);
+  const tried = await attempt;
+  await proxy.resume();
+  const resumedAt = performance.now();
+  if (tried.isError) {
+    assert.equal(
+      (tried.structuredContent as { error: { code: string } }).error.code,
+      "DB_UNAVAILABLE",
+    );
+  }
+
+  // After the stall: the stalled host's retry is stored once, and its waiter reads everything.
+  let retried;
+  for (;;) {
+    retried = await sender.call("sync", { topic_id: mine, outbox: [said], wait_seconds: 0 });
+    if (!retried.isError) break;
+    assert.ok(performance.now() - resumedAt < 20_000, "host one is usable again within 20 s");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const woke = await waiting;
+  const seen = new Set<string>();
+  if (!woke.isError) {
+    for (const m of (woke.structuredContent as { received: { message_id: string }[] }).received) {
+      seen.add(m.message_id);
+    }
+  }
+  for (const m of await readTopic(waiter, theirs)) seen.add(m.message_id);
+  assert.deepEqual(acknowledged.filter((id) => !seen.has(id)), [], "0 acknowledged lost");
+  await using auditor = await peerOn(setup, 1);
+  await auditor.ok("topic_join", { agent_name: "auditor", topic_id: mine });
+  const stored = (await readTopic(auditor, mine)).map((m) => m.content_markdown);
+  assert.deepEqual(stored, ["said while stalled"], "stored once");
+  assert.ok(p99 <= 100, `the other host's sends, p99 ${p99.toFixed(1)} ms over ${count}`);
 });

@@ -1,10 +1,10 @@
 /**
  * The command a client should run to start this server: this binary when
  * it is a compiled agent-bus, otherwise `deno run` of this checkout's
- * `main.ts` with the `serve` task's own flags (narrow permissions on the
- * database directory, and on the PostgreSQL client's worker module; the
- * network only on loopback, or on the database server's host for a
- * `postgres://` URL). Paths are absolute, because clients start servers in
+ * `main.ts` with the `serve` task's own flags (narrow permissions: reading
+ * and writing the database directory, reading what its workers load,
+ * `lib/` and `deno.json`; the network only on loopback, or on the database
+ * server's host for a `postgres://` URL). Paths are absolute, because clients start servers in
  * their own working directory, and the database location is always passed
  * so that every client uses the same bus.
  *
@@ -47,8 +47,8 @@ export function runsFromSource(execPath: string): boolean {
 export const MAIN_PATH = fileURLToPath(new URL("../../../main.ts", import.meta.url));
 /** The hooks' own entry point (`hook.ts`), which loads only the hook. */
 export const HOOK_PATH = fileURLToPath(new URL("../../../hook.ts", import.meta.url));
-/** The PostgreSQL client's worker module, which `deno run` must be allowed to read. */
-const WORKER_DIR = fileURLToPath(new URL("../../store/postgres", import.meta.url));
+/** This checkout: `deno run` must be allowed to read what the workers it starts load (`lib/`, `deno.json`). */
+const CHECKOUT = fileURLToPath(new URL("../../..", import.meta.url)).replace(/[\\/]$/, "");
 
 /** How a client starts this server. */
 export function launchFor(options: LaunchOptions): Launch {
@@ -66,7 +66,7 @@ export function launchFor(options: LaunchOptions): Launch {
       return [`${arg},${url.hostname}`];
     }
     if (!arg.includes("$HOME/.agent_bus")) return [arg];
-    const rest = arg.replace("lib/store/postgres", WORKER_DIR);
+    const rest = arg.replace(/(?<=[=,])(?=(?:lib|deno\.json)(?:,|$))/g, `${CHECKOUT}/`);
     if (dbDir) return [rest.replace("$HOME/.agent_bus", dbDir)];
     // A database URL: no file to reach, but libpq's password file may hold its password.
     const passfile = options.env.PGPASSFILE ??
@@ -119,7 +119,12 @@ export function hookCommand(options: Omit<LaunchOptions, "args" | "denoFlags">, 
 }
 
 /** The modules a server or hook started from source may load. */
-const ENTRY_MODULES = [MAIN_PATH, HOOK_PATH, `${WORKER_DIR}/worker.ts`];
+const ENTRY_MODULES = [
+  MAIN_PATH,
+  HOOK_PATH,
+  `${CHECKOUT}/lib/store/postgres/worker.ts`,
+  `${CHECKOUT}/lib/transports/stdio_worker.ts`,
+];
 
 /**
  * Make sure the Deno cache that this process uses holds everything the

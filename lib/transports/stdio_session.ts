@@ -1,0 +1,77 @@
+/**
+ * `openStdioSession()`: one stdio client's MCP session over any transport:
+ * the runtime (store, bus, search engine), the MCP server of its profile, the
+ * peer-registry entry (peer-bus servers) and the session record the hooks
+ * read; and its orderly stop (leave the registry, close the database, which
+ * checkpoints the WAL). It runs in the thread that owns stdio, or in the
+ * session worker (`stdio_worker.ts`), so its options are plain data.
+ *
+ * @module
+ */
+
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+import { SessionRecord } from "../bus/attendance.ts";
+import { PeerRegistration } from "../bus/mail.ts";
+import { redactUrl, type ResolvedConfig } from "../config.ts";
+import type { Logger } from "../log.ts";
+import type { ProfileName } from "../mcp/profiles.ts";
+import { createServer, type ServerOptions } from "../mcp/server.ts";
+import { openRuntime } from "../runtime.ts";
+
+/** What a stdio session is told (structured-cloneable: it may cross to a worker). */
+export interface StdioSessionOptions extends Omit<ServerOptions, "record"> {
+  profile: ProfileName;
+  config: ResolvedConfig;
+}
+
+/** A running session. */
+export interface StdioSession {
+  /** Stop serving and close everything (idempotent); resolves when closed. */
+  stop(): Promise<void>;
+  /** Resolves once the session has closed (its transport closed, or `stop()`). */
+  closed: Promise<void>;
+}
+
+/** Open the runtime and serve `options.profile` on `transport` until it closes. */
+export async function openStdioSession(
+  transport: Transport,
+  options: StdioSessionOptions,
+  log: Logger,
+): Promise<StdioSession> {
+  const { config } = options;
+  const runtime = openRuntime(config, { log, indexing: true });
+  const { bus, search } = runtime;
+  const registration = options.profile === "peerbus" && options.agent
+    ? new PeerRegistration(bus, options.agent, config.peerLeaseSeconds)
+    : undefined;
+  // Chatbus agents are woken by msg_wait, and have their own identities; the other profiles
+  // record the session for the clients' hooks.
+  const record = options.profile === "chatbus"
+    ? undefined
+    : await SessionRecord.open(bus, { profile: options.profile, agent: options.agent });
+  const created = createServer(options.profile, { bus, search }, { ...options, record });
+
+  const { promise: closed, resolve } = Promise.withResolvers<void>();
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return await closed;
+    stopping = true;
+    bus.changes.close(); // release waiting calls before the server closes
+    await created.close().catch(() => {});
+    await registration?.stop();
+    await record?.close();
+    await runtime.close();
+    resolve();
+  };
+  transport.onclose = () => void stop();
+
+  await registration?.start().catch((error) =>
+    log.warn("Could not register in the peer registry", { error: String(error) })
+  );
+  await created.server.connect(transport);
+  log.info("agent-bus stdio server ready", {
+    db: redactUrl(config.dbPath),
+    profile: options.profile,
+  });
+  return { stop, closed };
+}
