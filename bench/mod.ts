@@ -34,6 +34,7 @@ import { benchAnswerLatency } from "./qa.ts";
 import { benchQuality } from "./quality.ts";
 import { type BenchResults, detailTable, record, summaryTable } from "./report.ts";
 import { benchSearch, benchSearchUnderLock } from "./search.ts";
+import { benchStall, stallUnavailable } from "./stall.ts";
 import { benchStartup } from "./startup.ts";
 import { commit, machine } from "./_system.ts";
 import { benchThroughput, type ThroughputResult } from "./throughput.ts";
@@ -108,6 +109,11 @@ try {
     seconds: size(10, 3),
     idleSeconds: size(30, 5),
   });
+  const stallSkip = await stallUnavailable();
+  progress(
+    `a 60 s stall of one host's path to PostgreSQL${stallSkip ? ` (skipped: ${stallSkip})` : ""}`,
+  );
+  const stall = stallSkip ? stallSkip : await benchStall(size(60, 10));
 
   const results: BenchResults = {
     latency,
@@ -129,6 +135,7 @@ try {
     hostile,
     chat: { latency: chatLatency, throughput: chatThroughput, fairness: chatFairness },
     postgres: pg,
+    stall,
   };
   const summary = summaryTable(results);
   const details = detailTable(results);

@@ -1,7 +1,9 @@
 /**
  * The PostgreSQL store, on a throwaway cluster of this machine's Debian
- * PostgreSQL with its default durability (every commit flushed to disk): delivery across two server processes, throughput with four
- * senders on one topic and on four, delivery between two `agent-bus http` nodes, and what waiting
+ * PostgreSQL with its default durability (every commit flushed to disk):
+ * delivery across two server processes, throughput with four senders on one
+ * topic and on four, delivery between two `agent-bus http` nodes, the same
+ * load on four topics through one node and through two, and what waiting
  * peers send to the server while nothing happens (counted exactly from the
  * server's statement log, between two marker statements).
  *
@@ -25,6 +27,8 @@ export interface PostgresResult {
   /** The same spread over four topics. */
   fourTopics: ThroughputResult;
   nodes: Distribution;
+  /** 4 HTTP sessions × 10 per call on four topics, through one node and spread over two. */
+  nodeThroughput: { one: NodeThroughput; two: NodeThroughput };
   idle: { peers: number; seconds: number; queries: number };
 }
 
@@ -60,8 +64,20 @@ export async function benchPostgres(
       dbPath: await database("four_topics"),
     });
     const nodes = await benchNodes(await database("nodes"), options.samples);
+    const nodeThroughput = {
+      one: await benchNodeThroughput(await database("one_node"), 1, options.seconds),
+      two: await benchNodeThroughput(await database("two_nodes"), 2, options.seconds),
+    };
     const idle = await benchIdleQueries(pg, sql, await database("idle"), options.idleSeconds);
-    return { version: String(version), latency, throughput, fourTopics, nodes, idle };
+    return {
+      version: String(version),
+      latency,
+      throughput,
+      fourTopics,
+      nodes,
+      nodeThroughput,
+      idle,
+    };
   } finally {
     await sql.end();
   }
@@ -93,6 +109,70 @@ async function benchNodes(url: string, samples: number): Promise<Distribution> {
     if (i >= warmup) times.push(performance.now() - started);
   }
   return distribution(times);
+}
+
+/** Messages per second through `agent-bus http` nodes, and the loss check. */
+export interface NodeThroughput {
+  nodes: number;
+  perSecond: number;
+  sent: number;
+  /** Acknowledged but not stored (must be 0). */
+  lost: number;
+}
+
+/**
+ * Four MCP sessions over Streamable HTTP, each sending 10 messages per
+ * `sync` to a topic of its own for `seconds`, all through one node or
+ * spread over `nodes` nodes; then every topic is read back in full.
+ */
+async function benchNodeThroughput(
+  url: string,
+  nodes: number,
+  seconds: number,
+): Promise<NodeThroughput> {
+  const servers = await Promise.all(
+    Array.from({ length: nodes }, () => startHttpServer({ dbPath: url })),
+  );
+  const clients = await Promise.all(
+    Array.from({ length: 4 }, (_, i) => connectHttp(`${servers[i % nodes]!.url}/mcp`)),
+  );
+  try {
+    const topics: string[] = [];
+    for (const [i, client] of clients.entries()) {
+      const topic = await client.ok("topic_create", { name: `node-load-${i}` });
+      topics.push(topic.topic_id as string);
+      await client.ok("topic_join", { agent_name: `sender-${i}`, topic_id: topic.topic_id });
+    }
+    let sent = 0;
+    const started = performance.now();
+    const deadline = started + seconds * 1000;
+    await Promise.all(clients.map(async (client, i) => {
+      for (let n = 0; performance.now() < deadline; n++) {
+        const outbox = Array.from({ length: 10 }, (_, k) => ({
+          content_markdown: `session ${i} message ${n}.${k}: the quick brown fox`,
+          client_message_id: `n${i}-${n}-${k}`,
+        }));
+        await client.ok("sync", { topic_id: topics[i], outbox, max_items: 1, wait_seconds: 0 });
+        sent += outbox.length;
+      }
+    }));
+    const elapsed = (performance.now() - started) / 1000;
+    let stored = 0;
+    await using reader = await connectHttp(`${servers[0]!.url}/mcp`);
+    for (const topic of topics) {
+      await reader.ok("topic_join", { agent_name: "reader", topic_id: topic });
+      for (;;) {
+        const got = await reader.ok("sync", { topic_id: topic, max_items: 20, wait_seconds: 0 });
+        const count = (got.received as unknown[]).length;
+        stored += count;
+        if (count === 0) break;
+      }
+    }
+    return { nodes, perSecond: sent / elapsed, sent, lost: Math.max(0, sent - stored) };
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+    await Promise.all(servers.map((server) => server[Symbol.asyncDispose]()));
+  }
 }
 
 /**

@@ -18,6 +18,7 @@ import type { HostileResult } from "./hostile.ts";
 import type { IdleResult } from "./idle.ts";
 import type { MailboxResult } from "./mailbox.ts";
 import type { PostgresResult } from "./postgres.ts";
+import type { StallResult } from "./stall.ts";
 import type { QualityResult } from "./quality.ts";
 import type { SearchPoint } from "./search.ts";
 import { count, type Distribution, markdownTable, ms, quantile } from "./_stats.ts";
@@ -45,6 +46,8 @@ export interface BenchResults {
   chat: { latency: Distribution; throughput: ChatThroughput[]; fairness: LoopTally };
   /** Absent where PostgreSQL is not installed. */
   postgres: PostgresResult | undefined;
+  /** The stall across network namespaces, or why it did not run. */
+  stall: StallResult | string;
 }
 
 type Row = [metric: string, target: string, measured: string, met: boolean | undefined];
@@ -91,10 +94,46 @@ function postgresRows(pg: PostgresResult | undefined): Row[] {
       undefined,
     ],
     [
+      "PostgreSQL: two `agent-bus http` nodes vs one, 4 sessions × 10 per call, four topics",
+      "≥ 1.6 ×, 0 lost",
+      `${(pg.nodeThroughput.two.perSecond / pg.nodeThroughput.one.perSecond).toFixed(2)} × (${
+        count(pg.nodeThroughput.two.perSecond)
+      } vs ${count(pg.nodeThroughput.one.perSecond)} msg/s); ${
+        pg.nodeThroughput.one.lost + pg.nodeThroughput.two.lost
+      } lost`,
+      pg.nodeThroughput.two.perSecond >= 1.6 * pg.nodeThroughput.one.perSecond &&
+      pg.nodeThroughput.one.lost + pg.nodeThroughput.two.lost === 0,
+    ],
+    [
       `PostgreSQL: queries by ${pg.idle.peers} waiting peers in ${pg.idle.seconds} s`,
       `≤ ${probes} (the listeners' checks)`,
       String(pg.idle.queries),
       pg.idle.queries <= probes,
+    ],
+  ];
+}
+
+/** The summary rows of the stall of one host's path to PostgreSQL. */
+function stallRows(stall: StallResult | string): Row[] {
+  if (typeof stall === "string") {
+    return [["PostgreSQL: a stall of one host's path", "", `not run: ${stall}`, undefined]];
+  }
+  return [
+    [
+      `PostgreSQL: during a ${stall.seconds} s stall of one host's path, the other host's sends, p99; lost`,
+      "≤ 100 ms; 0",
+      `${ms(stall.otherSend.p99)} (p50 ${
+        ms(stall.otherSend.p50)
+      }, ${stall.otherSend.samples} sends); ${stall.lost}`,
+      stall.otherSend.p99 <= 100 && stall.lost === 0,
+    ],
+    [
+      `PostgreSQL: during that stall, \`ping\` on the stalled host's busy server, p99`,
+      "≤ 100 ms",
+      `${ms(stall.stalledPing.p99)} (p50 ${ms(stall.stalledPing.p50)}, max ${
+        ms(stall.stalledPing.max)
+      })`,
+      stall.stalledPing.p99 <= 100,
     ],
   ];
 }
@@ -290,6 +329,7 @@ export function summaryTable(r: BenchResults): string {
       r.search.rssMB <= 80,
     ],
     ...postgresRows(r.postgres),
+    ...stallRows(r.stall),
   ];
   return markdownTable(
     ["metric", "target", "measured", ""],
@@ -418,6 +458,10 @@ export function detailTable(r: BenchResults): string {
           `PostgreSQL: two HTTP nodes, p50 / p99 / max (${r.postgres.nodes.samples} samples)`,
           `${ms(r.postgres.nodes.p50)} / ${ms(r.postgres.nodes.p99)} / ${ms(r.postgres.nodes.max)}`,
         ],
+        ...[r.postgres.nodeThroughput.one, r.postgres.nodeThroughput.two].map((t) => [
+          `PostgreSQL: ${t.nodes} HTTP node(s), 4 sessions × 10 per call, four topics`,
+          `${count(t.perSecond)} msg/s (${count(t.sent)} sent, ${t.lost} lost)`,
+        ]),
       ]
       : []),
     [
