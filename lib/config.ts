@@ -54,8 +54,8 @@ export interface ResolvedConfig {
   toolNames: "dotted" | "underscore";
   /** The HTTP server's settings. */
   http: HttpConfig;
-  /** The role of a teacher/student server (MCP_ROLE; `--role` wins). */
-  role: "teacher" | "student" | undefined;
+  /** The role of a teacher/student server (MCP_ROLE, lowercased; `--role` wins). */
+  role: string | undefined;
   /** Hard size limits of the teacher/student tools (seed 001, section 8.2). */
   qa: QaLimits;
 }
@@ -262,7 +262,7 @@ export function loadConfig(
       max: 86_400,
     }),
     agent: env.AGENT_BUS_AGENT?.trim() || undefined,
-    role: readRole(env, warnings),
+    role: readRole(env),
     qa: {
       maxQuestionChars: int({
         variable: "AGENT_BUS_MAX_QUESTION_CHARS",
@@ -497,16 +497,9 @@ function list(raw: string | undefined): string[] {
   return (raw ?? "").split(",").map((item) => item.trim().toLowerCase()).filter(Boolean);
 }
 
-function readRole(env: Env, warnings: ConfigWarning[]): "teacher" | "student" | undefined {
-  const raw = env.MCP_ROLE?.trim().toLowerCase();
-  if (!raw) return undefined;
-  if (raw === "teacher" || raw === "student") return raw;
-  warnings.push({
-    variable: "MCP_ROLE",
-    value: raw,
-    message: `Ignoring MCP_ROLE="${raw}": expected teacher or student`,
-  });
-  return undefined;
+/** `MCP_ROLE`, lowercased; `serve` checks it against the profiles that are roles. */
+function readRole(env: Env): string | undefined {
+  return env.MCP_ROLE?.trim().toLowerCase() || undefined;
 }
 
 function readToolNames(env: Env, warnings: ConfigWarning[]): "dotted" | "underscore" {

@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { PROFILE_NAMES } from "../lib/mcp/profiles/mod.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -91,6 +92,29 @@ Deno.test("SQL appears only in lib/store", async () => {
       }
     });
   }
+  assert.deepEqual(offenders, []);
+});
+
+Deno.test("which profile does what is decided in lib/mcp/profiles alone: no profile name is compared elsewhere", async () => {
+  const names = PROFILE_NAMES.join("|");
+  // A profile's name in quotes on either side of ===, !==, a switch's case, or a ternary's test.
+  const comparison = new RegExp(
+    `(===|!==)\\s*["'\`](${names})["'\`]|["'\`](${names})["'\`]\\s*(===|!==)|\\bcase\\s+["'\`](${names})["'\`]\\s*:`,
+  );
+  const offenders: string[] = [];
+  const files = [`${ROOT}main.ts`, `${ROOT}hook.ts`];
+  for await (const path of walk(`${ROOT}lib`)) {
+    if (!path.includes("/lib/mcp/profiles/")) files.push(path);
+  }
+  for (const path of files) {
+    const text = await Deno.readTextFile(path);
+    text.split("\n").forEach((line, i) => {
+      if (comparison.test(line)) {
+        offenders.push(`${path.slice(ROOT.length)}:${i + 1}: ${line.trim()}`);
+      }
+    });
+  }
+  assert.ok(files.length > 100, "lib/ was read");
   assert.deepEqual(offenders, []);
 });
 

@@ -137,8 +137,15 @@ export function excerpt(body: string): string {
     : text;
 }
 
-/** Everything waiting for `sessions`, in one read. */
-export function unreadFor(bus: Bus, sessions: SessionRow[]): UnreadItem[] {
+/**
+ * Everything waiting for `sessions`, in one read: news in the topics each
+ * holds a name in, and what `watchOf` says its profile watches besides.
+ */
+export function unreadFor(
+  bus: Bus,
+  sessions: SessionRow[],
+  watchOf: (profile: string) => { mail: boolean; questionQueue: boolean },
+): UnreadItem[] {
   const { store } = bus;
   return store.read(() => {
     const items: UnreadItem[] = [];
@@ -173,7 +180,8 @@ export function unreadFor(bus: Bus, sessions: SessionRow[]): UnreadItem[] {
           marker: `t:${topic.topic_id}:${held.agent_name}:${latestSeq(store, topic.topic_id)}`,
         });
       }
-      if (session.profile === "peerbus" && session.agent) {
+      const watch = watchOf(session.profile);
+      if (watch.mail && session.agent) {
         const count = unreadCount(store, session.agent);
         if (count > 0) {
           const first = peekMail(store, { agent: session.agent, limit: QUOTED });
@@ -196,25 +204,29 @@ export function unreadFor(bus: Bus, sessions: SessionRow[]): UnreadItem[] {
           marker: `a:${q.question_id}`,
         });
       }
-      if (session.profile === "teacher" && !items.some((item) => item.kind === "queue")) {
-        const pending = pendingQuestionsAnywhere(store, MAX_COUNTED);
-        if (pending.length > 0) {
-          items.push({
-            kind: "queue",
-            count: pending.length,
-            first: pending.slice(0, QUOTED).map((q) => ({
-              from: q.asked_by,
-              text: excerpt(q.question_text),
-              topicId: q.topic_id,
-              questionId: q.question_id,
-            })),
-            marker: `q:${pending.length}:${pending.at(-1)!.question_id}`,
-          });
-        }
+      if (watch.questionQueue && !items.some((item) => item.kind === "queue")) {
+        items.push(...questionQueue(store));
       }
     }
     return items;
   });
+}
+
+/** The students' questions waiting anywhere on the bus, as an item (none when there are none). */
+function questionQueue(store: Bus["store"]): UnreadItem[] {
+  const pending = pendingQuestionsAnywhere(store, MAX_COUNTED);
+  if (pending.length === 0) return [];
+  return [{
+    kind: "queue",
+    count: pending.length,
+    first: pending.slice(0, QUOTED).map((q) => ({
+      from: q.asked_by,
+      text: excerpt(q.question_text),
+      topicId: q.topic_id,
+      questionId: q.question_id,
+    })),
+    marker: `q:${pending.length}:${pending.at(-1)!.question_id}`,
+  }];
 }
 
 /** What a client session's stop hook remembers between runs. */

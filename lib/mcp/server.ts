@@ -22,11 +22,8 @@ import { z } from "zod";
 import type { Bus } from "../bus/mod.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { PACKAGE_VERSION } from "../version.ts";
-import { attachChatResources, CHAT_CAPABILITIES } from "./chat_resources.ts";
-import { attachMailboxPush, pushCapabilities, type PushMode } from "./mailbox_push.ts";
-import { attachPrompts, PROMPT_CAPABILITIES } from "./prompts.ts";
-import { attachTopicResources, TOPIC_CAPABILITIES } from "./topic_resources.ts";
-import { profile, type ProfileName } from "./profiles.ts";
+import type { FeatureContext, PushMode } from "./features/mod.ts";
+import type { Profile } from "./profiles/mod.ts";
 import { ProtocolServer } from "./protocol_server.ts";
 import type { SessionRecord } from "../bus/attendance.ts";
 import { createToolRunner } from "./tool_runner.ts";
@@ -72,43 +69,35 @@ export interface CreatedServer {
 }
 
 /**
- * Create an MCP server exposing the tools of `profileName`.
+ * Create an MCP server exposing `profile`: its tools, and its features.
  *
- * @param profileName which tool set to expose
+ * @param profile which dialect to serve
  * @param deps the process's bus
  */
 export function createServer(
-  profileName: ProfileName,
+  profile: Profile,
   deps: ServerDeps,
   options: ServerOptions = {},
 ): CreatedServer {
   const { bus } = deps;
-  const { instructions } = profile(profileName);
-  const hasMailbox = profileName === "peerbus" || profileName === "mailbox";
-  const push = hasMailbox && options.agent ? options.push ?? "resources" : "none";
-  const runner = createToolRunner(profileName, deps, options);
-  const chat = profileName === "chatbus";
-  const topics = profileName === "peer";
-  const prompts = profileName === "peer" || profileName === "teacher" ? profileName : undefined;
+  const runner = createToolRunner(profile, deps, options);
+  const ctx: FeatureContext = {
+    bus,
+    agent: options.agent,
+    push: options.push ?? "resources",
+    endpoint: runner.session.endpoint,
+  };
   const server = new ProtocolServer(
     { name: options.serverName ?? "agent-bus", version: PACKAGE_VERSION },
     {
-      capabilities: {
-        tools: { listChanged: false },
-        ...pushCapabilities(push),
-        ...(chat ? CHAT_CAPABILITIES : {}),
-        ...(topics ? TOPIC_CAPABILITIES : {}),
-        ...(prompts ? PROMPT_CAPABILITIES : {}),
-      },
-      instructions,
+      capabilities: Object.assign(
+        { tools: { listChanged: false } },
+        ...profile.features.map((feature) => feature.capabilities(ctx)),
+      ),
+      instructions: profile.instructions,
     },
   );
-  if (chat) attachChatResources(server, bus, runner.session.endpoint);
-  const stopTopics = topics ? attachTopicResources(server, bus) : () => {};
-  if (prompts) attachPrompts(server, bus, prompts);
-  const stopPush = options.agent
-    ? attachMailboxPush(server, { bus, agent: options.agent, mode: push })
-    : () => {};
+  const stops = profile.features.map((feature) => feature.attach(server, ctx));
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: runner.tools.map((tool) => tool.descriptor),
@@ -135,8 +124,7 @@ export function createServer(
   return {
     server,
     async close() {
-      stopPush();
-      stopTopics();
+      for (const stop of stops) stop();
       await server.close();
     },
   };

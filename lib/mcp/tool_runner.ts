@@ -13,7 +13,7 @@ import { Session } from "../bus/session.ts";
 import { BusError } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { type BoundTool, errorResult, type ToolContext } from "./define_tool.ts";
-import { profile, type ProfileName } from "./profiles.ts";
+import { type Profile, toolsOf } from "./profiles/mod.ts";
 
 /** How one call is run. */
 export interface CallOptions {
@@ -37,7 +37,7 @@ export interface ToolRunner {
  *   is the session's entry in the register the hooks read; `endpoint` is where it is served
  */
 export function createToolRunner(
-  profileName: ProfileName,
+  profile: Profile,
   deps: { bus: Bus; search: SearchEngine },
   options: {
     agent?: string | undefined;
@@ -47,9 +47,7 @@ export function createToolRunner(
   } = {},
 ): ToolRunner {
   const { bus, search } = deps;
-  const tools = profile(profileName, { noDrain: options.noDrain }).tools.map((t) =>
-    t.bind(bus.config)
-  );
+  const tools = toolsOf(profile, { noDrain: options.noDrain }).map((t) => t.bind(bus.config));
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const session = new Session({
     agent: options.agent,

@@ -19,6 +19,7 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { type ConfigWarning, redactUrl } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { profileNamed } from "../mcp/profiles/mod.ts";
 import { isPostgresUrl } from "../runtime.ts";
 import { maxMessageBytes } from "./limits.ts";
 import { openStdioSession, type StdioSession, type StdioSessionOptions } from "./stdio_session.ts";
@@ -41,7 +42,10 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   const { config } = sessionOptions;
   for (const warning of configWarnings) log.warn(warning.message);
   const transport = new StdioTransport({ maxLineBytes: maxMessageBytes(config) });
-  const session = isPostgresUrl(config.dbPath)
+  // (A profile not in the list, a test's, cannot be named to a worker: it runs here.)
+  const inWorker = isPostgresUrl(config.dbPath) &&
+    profileNamed(sessionOptions.profile.name) === sessionOptions.profile;
+  const session = inWorker
     ? await openSessionWorker(transport, sessionOptions, log)
     : await openStdioSession(transport, sessionOptions, log);
 
@@ -118,7 +122,7 @@ async function openSessionWorker(
     return closed;
   };
   transport.onclose = () => void stop();
-  post({ kind: "start", options });
+  post({ kind: "start", options: { ...options, profile: options.profile.name } });
   await transport.start();
   return { stop, closed };
 }

@@ -4,7 +4,7 @@
  * peer-registry entry (peer-bus servers) and the session record the hooks
  * read; and its orderly stop (leave the registry, close the database, which
  * checkpoints the WAL). It runs in the thread that owns stdio, or in the
- * session worker (`stdio_worker.ts`), so its options are plain data.
+ * session worker (`stdio_worker.ts`, which is told the profile's name).
  *
  * @module
  */
@@ -14,13 +14,13 @@ import { SessionRecord } from "../bus/attendance.ts";
 import { PeerRegistration } from "../bus/mail.ts";
 import { redactUrl, type ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
-import type { ProfileName } from "../mcp/profiles.ts";
+import type { Profile } from "../mcp/profiles/mod.ts";
 import { createServer, type ServerOptions } from "../mcp/server.ts";
 import { openRuntime } from "../runtime.ts";
 
-/** What a stdio session is told (structured-cloneable: it may cross to a worker). */
+/** What a stdio session is told. */
 export interface StdioSessionOptions extends Omit<ServerOptions, "record"> {
-  profile: ProfileName;
+  profile: Profile;
   config: ResolvedConfig;
 }
 
@@ -41,15 +41,14 @@ export async function openStdioSession(
   const { config } = options;
   const runtime = openRuntime(config, { log, indexing: true });
   const { bus, search } = runtime;
-  const registration = options.profile === "peerbus" && options.agent
+  const { profile } = options;
+  const registration = profile.stdio.registerPeer && options.agent
     ? new PeerRegistration(bus, options.agent, config.peerLeaseSeconds)
     : undefined;
-  // Chatbus agents are woken by msg_wait, and have their own identities; the other profiles
-  // record the session for the clients' hooks.
-  const record = options.profile === "chatbus"
-    ? undefined
-    : await SessionRecord.open(bus, { profile: options.profile, agent: options.agent });
-  const created = createServer(options.profile, { bus, search }, { ...options, record });
+  const record = profile.stdio.recordSession
+    ? await SessionRecord.open(bus, { profile: profile.name, agent: options.agent })
+    : undefined;
+  const created = createServer(profile, { bus, search }, { ...options, record });
 
   const { promise: closed, resolve } = Promise.withResolvers<void>();
   let stopping = false;
@@ -71,7 +70,7 @@ export async function openStdioSession(
   await created.server.connect(transport);
   log.info("agent-bus stdio server ready", {
     db: redactUrl(config.dbPath),
-    profile: options.profile,
+    profile: profile.name,
   });
   return { stop, closed };
 }

@@ -11,6 +11,7 @@
 /// <reference lib="deno.worker" />
 
 import { createLogger } from "../log.ts";
+import { profileNamed } from "../mcp/profiles/mod.ts";
 import { openStdioSession, type StdioSession } from "./stdio_session.ts";
 import { type FromWorker, type ToWorker, WorkerSideTransport } from "./worker_port.ts";
 
@@ -27,7 +28,8 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     await transport.close();
   } else if (data.kind === "start" && session === undefined) {
     const log = createLogger(data.options.config.logLevel);
-    session = await openStdioSession(transport, data.options, log);
+    const profile = profileNamed(data.options.profile)!; // (the front chose a built-in one)
+    session = await openStdioSession(transport, { ...data.options, profile }, log);
     if (stopAsked) await session.stop(); // (stdin ended while the session opened)
     await session.closed;
     post({ kind: "closed" });

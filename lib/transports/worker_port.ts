@@ -11,9 +11,12 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { StdioSessionOptions } from "./stdio_session.ts";
 
+/** A session's options as they cross to the worker: plain data, the profile by its name. */
+export type StartOptions = Omit<StdioSessionOptions, "profile"> & { profile: string };
+
 /** What the front tells the worker. */
 export type ToWorker =
-  | { kind: "start"; options: StdioSessionOptions }
+  | { kind: "start"; options: StartOptions }
   | { kind: "message"; message: JSONRPCMessage }
   | { kind: "stop" };
 

@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Env } from "../../lib/config.ts";
-import type { ProfileName } from "../../lib/mcp/profiles.ts";
+import { type Profile, profile as builtIn, type ProfileName } from "../../lib/mcp/profiles/mod.ts";
 import { createServer, type ServerOptions } from "../../lib/mcp/server.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -34,12 +34,13 @@ export interface InProcess extends ToolCaller, AsyncDisposable {
 /** Serve `profile` on `dbPath` in this process and connect a client to it. */
 export async function connectInProcess(
   dbPath: string,
-  profile: ProfileName,
+  profile: ProfileName | Profile,
   options: { env?: Env; server?: ServerOptions; onClient?: (client: Client) => void } = {},
 ): Promise<InProcess> {
   const bus = openTestBus(dbPath, options.env ?? {});
   const search = openTestSearch(bus);
-  const created = createServer(profile, { bus, search }, options.server ?? {});
+  const served = typeof profile === "string" ? builtIn(profile) : profile;
+  const created = createServer(served, { bus, search }, options.server ?? {});
   const client = new Client({ name: "in-process-test", version: "1" });
   options.onClient?.(client); // before connecting: handlers for notifications sent at once
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

@@ -12,6 +12,7 @@ import { sendMail } from "../../lib/bus/mail.ts";
 import { ask, publishAnswers } from "../../lib/bus/qa.ts";
 import { createTopic } from "../../lib/bus/topics.ts";
 import { excerpt, forgetSessions, matchSessions, unreadFor } from "../../lib/bus/unread.ts";
+import { hookWatchOf } from "../../lib/mcp/profiles/hooks.ts";
 import { openTestBus } from "../_helpers/bus.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -67,8 +68,8 @@ Deno.test("a student's settled answer, a teacher's queue and peer-bus mail are r
     { record: student },
   );
   // Pending: nothing for the student; the teacher has one in the queue.
-  assert.deepEqual(unreadFor(bus, [studentRow]), []);
-  const [queue] = unreadFor(bus, [teacherRow]);
+  assert.deepEqual(unreadFor(bus, [studentRow], hookWatchOf), []);
+  const [queue] = unreadFor(bus, [teacherRow], hookWatchOf);
   assert.equal(queue?.kind, "queue");
   assert.equal(queue?.kind === "queue" && queue.first[0]!.text, "Where is the store? / And why?");
 
@@ -82,8 +83,8 @@ Deno.test("a student's settled answer, a teacher's queue and peer-bus mail are r
       suggested_followups: [],
     }],
   });
-  assert.deepEqual(unreadFor(bus, [teacherRow]), []);
-  const [answer] = unreadFor(bus, [studentRow]);
+  assert.deepEqual(unreadFor(bus, [teacherRow], hookWatchOf), []);
+  const [answer] = unreadFor(bus, [studentRow], hookWatchOf);
   assert.deepEqual(answer && { ...answer }, {
     kind: "answer",
     topicId: topic.topic_id,
@@ -93,7 +94,7 @@ Deno.test("a student's settled answer, a teacher's queue and peer-bus mail are r
     marker: `a:${state.question_id}`,
   });
   await student.seen(state.question_id, bus.log);
-  assert.deepEqual(unreadFor(bus, [studentRow]), []);
+  assert.deepEqual(unreadFor(bus, [studentRow], hookWatchOf), []);
 
   await sendMail(bus, {
     from: "bob",
@@ -102,7 +103,7 @@ Deno.test("a student's settled answer, a teacher's queue and peer-bus mail are r
     format: "text",
     source: "cli",
   });
-  const [mail] = unreadFor(bus, [peerRow]);
+  const [mail] = unreadFor(bus, [peerRow], hookWatchOf);
   assert.equal(mail?.kind, "mail");
   assert.deepEqual(mail?.kind === "mail" && mail.first, [{ from: "bob", text: "hello alice" }]);
 });

@@ -24,6 +24,7 @@ import { type Identity, Session } from "../../lib/bus/session.ts";
 import { sync } from "../../lib/bus/sync.ts";
 import { createTopic } from "../../lib/bus/topics.ts";
 import { EventHub, eventStream } from "../../lib/console/events.ts";
+import { profile } from "../../lib/mcp/profiles/mod.ts";
 import { createServer } from "../../lib/mcp/server.ts";
 import { openTestBus, openTestSearch, type TestBus } from "../_helpers/bus.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -184,7 +185,7 @@ Deno.test("drainQuestions() wakes for a question committed between its check and
 Deno.test("the mailbox push (check_mail's wake) announces mail committed in the window", async () => {
   await withWindow(async ({ waiter, other, inWindow, fired }) => {
     await using search = openTestSearch(waiter);
-    const created = createServer("peerbus", { bus: waiter, search }, { agent: "bob" });
+    const created = createServer(profile("peerbus"), { bus: waiter, search }, { agent: "bob" });
     const client = new Client({ name: "window-test", version: "1" });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await created.server.connect(serverSide);

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { ProfileName } from "../../lib/mcp/profiles.ts";
+import type { ProfileName } from "../../lib/mcp/profiles/mod.ts";
 import { connectInProcess } from "../_helpers/in_process.ts";
 import { INIT_PARAMS, rawServer } from "../_helpers/raw.ts";
 import { tmpDir } from "../_helpers/tmp.ts";

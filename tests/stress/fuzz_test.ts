@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { profile } from "../../lib/mcp/profiles.ts";
+import { profile } from "../../lib/mcp/profiles/mod.ts";
 import { startPeer } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 import { fuzzer, NASTY_STRINGS } from "./_fuzz.ts";

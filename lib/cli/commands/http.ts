@@ -6,9 +6,11 @@
  */
 
 import { DEFAULTS } from "../../config.ts";
+import { profileNamed, PROFILES } from "../../mcp/profiles/mod.ts";
 import { choiceOption, type Command, defineCommand, intOption, UsageError } from "../command.ts";
 
-const MCP_PROFILES = ["peer", "chatbus"] as const;
+/** The profiles `/mcp` can serve. */
+const MCP_PROFILES = PROFILES.filter((p) => p.http.atMcp).map((p) => p.name);
 
 const USAGE =
   `Usage: agent-bus http [--host 127.0.0.1] [--port ${DEFAULTS.httpPort}] [--allow-origin ORIGIN]...
@@ -46,6 +48,7 @@ export const httpCommand: Command = defineCommand({
       throw new UsageError(`--port must be a port number (0-65535), not "${values.port}"`);
     }
     const mcpProfile = choiceOption(values["mcp-profile"], "mcp-profile", MCP_PROFILES, "peer");
+    const atMcp = profileNamed(mcpProfile)!;
     // Loaded on demand: the stdio server (what clients start most) never pays for it.
     const { serveHttp } = await import("../../transports/http/mod.ts");
     const extraOrigins = values["allow-origin"] ?? [];
@@ -69,7 +72,7 @@ export const httpCommand: Command = defineCommand({
       log: ctx.log,
       hostname: values.host ?? "127.0.0.1",
       port,
-      mcpProfile,
+      atMcp,
       onListen: (url) =>
         ctx.print.err(
           `agent-bus http listening on ${url} (web console: ${url}/, mailboxes: ${url}/agents/NAME/mcp/, ` +

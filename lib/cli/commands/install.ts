@@ -39,12 +39,13 @@ import { hookCommand, launchFor, prepareDenoCache, runsFromSource } from "../ins
 import { MAX_WAIT_SECONDS } from "../hook/mod.ts";
 import { kindOf, PROTOCOLS } from "../hook/protocols.ts";
 import { cleanMailAgent } from "../../bus/mail.ts";
+import { type Profile, profileNamed, PROFILES } from "../../mcp/profiles/mod.ts";
 
 /** Seconds a client lets a hook run beyond its on-call wait. */
 const HOOK_TIMEOUT_MARGIN_SECONDS = 30;
 
-const PROFILES = ["peer", "peerbus", "teacher", "student", "chatbus"] as const;
-type InstallProfile = typeof PROFILES[number];
+/** The profiles `install` writes a stdio server for. */
+const INSTALLABLE = PROFILES.filter((p) => p.install !== undefined);
 
 const OPTIONS_HELP = `  --scope user|project   The user's config (default) or this project's
   --profile PROFILE      peer (default: the topic tools), teacher, student, peerbus, or
@@ -86,8 +87,8 @@ export function placesOf(ctx: CliContext): Places {
 }
 
 /** The server name a profile is installed under unless `--name` says otherwise. */
-export function defaultServerName(profile: InstallProfile): string {
-  return profile === "peer" ? "agent-bus" : `agent-bus-${profile}`;
+export function defaultServerName(profile: Profile): string {
+  return profile.install!.serverName;
 }
 
 interface Plan {
@@ -120,7 +121,8 @@ function plan({ values, positionals }: ParsedCommand<typeof OPTIONS>, ctx: CliCo
     throw new UsageError(`Unknown client "${id}"; known: ${CLIENT_IDS.join(", ")}`);
   }
   const scope = choiceOption(values.scope, "scope", ["user", "project"] as const, "user");
-  const profile = choiceOption(values.profile, "profile", PROFILES, "peer");
+  const chosen = choiceOption(values.profile, "profile", INSTALLABLE.map((p) => p.name), "peer");
+  const profile = profileNamed(chosen)!;
   const client = CLIENTS[id];
   const name = values.name ?? defaultServerName(profile);
   const places = placesOf(ctx);
@@ -150,15 +152,17 @@ function plan({ values, positionals }: ParsedCommand<typeof OPTIONS>, ctx: CliCo
   return { target, profile, agent: values.agent, hooks, wait, trust: values.trust ?? false };
 }
 
-function profileArgs(profile: InstallProfile, agent: string | undefined): string[] {
-  const named = agent === undefined ? [] : ["--agent", cleanMailAgent(agent, "--agent")];
-  if (profile === "peerbus") {
-    if (agent === undefined) throw new UsageError("--profile peerbus needs --agent NAME");
-    return ["--profile", "peerbus", ...named];
+/** The server's arguments for `profile`: its own, then `--agent NAME` where it takes a name. */
+function profileArgs(profile: Profile, agent: string | undefined): string[] {
+  const args = [...profile.install!.args];
+  if (profile.agent === "ignored") return args;
+  if (agent === undefined) {
+    if (profile.agent === "required") {
+      throw new UsageError(`--profile ${profile.name} needs --agent NAME`);
+    }
+    return args;
   }
-  if (profile === "teacher" || profile === "student") return ["--role", profile, ...named];
-  if (profile === "chatbus") return ["--profile", "chatbus"];
-  return [];
+  return [...args, "--agent", cleanMailAgent(agent, "--agent")];
 }
 
 async function readText(path: string): Promise<string | undefined> {

@@ -6,20 +6,11 @@
  */
 
 import { cleanMailAgent } from "../../bus/mail.ts";
-import type { ResolvedConfig } from "../../config.ts";
-import type { PushMode } from "../../mcp/mailbox_push.ts";
-import type { ProfileName } from "../../mcp/profiles.ts";
+import type { PushMode } from "../../mcp/features/mod.ts";
+import { type Profile, PROFILE_NAMES, profileNamed, ROLES } from "../../mcp/profiles/mod.ts";
 import { serveStdio } from "../../transports/stdio.ts";
 import { choiceOption, type CliContext, parseCommand, UsageError } from "../command.ts";
 
-const PROFILES = [
-  "peer",
-  "peerbus",
-  "mailbox",
-  "teacher",
-  "student",
-  "chatbus",
-] as const satisfies readonly ProfileName[];
 const PUSH_MODES = ["resources", "claude-channel", "none"] as const satisfies readonly PushMode[];
 
 /** The stdio server's options, for the top-level help. */
@@ -52,7 +43,7 @@ export async function serveFromArgs(args: string[], ctx: CliContext): Promise<nu
     push: { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`Unknown command "${positionals[0]}"`);
-  const { profile, agent } = chooseProfile(values, ctx.config);
+  const { profile, agent } = chooseProfile(values, ctx);
   await serveStdio({
     profile,
     config: ctx.config,
@@ -68,28 +59,34 @@ export async function serveFromArgs(args: string[], ctx: CliContext): Promise<nu
 
 /**
  * The profile from `--profile`, `--role` or `MCP_ROLE`, and its agent name
- * from `--agent` or `AGENT_BUS_AGENT` (required by the mail profiles,
- * optional for the roles, unused by the peer profile).
+ * from `--agent` or `AGENT_BUS_AGENT`, as the profile wants one (required,
+ * optional, or not used).
  */
 function chooseProfile(
   values: { profile?: string; role?: string; agent?: string },
-  config: ResolvedConfig,
-): { profile: ProfileName; agent: string | undefined } {
-  const role = values.role ?? config.role;
-  if (role !== undefined && role !== "teacher" && role !== "student") {
-    throw new UsageError(`--role must be teacher or student, not "${role}"`);
+  ctx: CliContext,
+): { profile: Profile; agent: string | undefined } {
+  const roles = ROLES.map((p) => p.name);
+  const role = values.role ?? ctx.config.role;
+  if (values.role !== undefined && !roles.includes(values.role)) {
+    throw new UsageError(`--role must be ${roles.join(" or ")}, not "${values.role}"`);
+  }
+  if (values.role === undefined && role !== undefined && !roles.includes(role)) {
+    ctx.log.warn(`Ignoring MCP_ROLE="${role}": expected ${roles.join(" or ")}`);
   }
   if (values.profile !== undefined && values.role !== undefined && values.profile !== values.role) {
     throw new UsageError(
       `--profile ${values.profile} and --role ${values.role} disagree; give one`,
     );
   }
-  const profile = choiceOption(values.profile ?? role, "profile", PROFILES, "peer");
-  if (profile === "peer" || profile === "chatbus") return { profile, agent: undefined };
-  const agent = values.agent?.trim() || config.agent;
+  const fromRole = role !== undefined && roles.includes(role) ? role : undefined;
+  const name = choiceOption(values.profile ?? fromRole, "profile", PROFILE_NAMES, "peer");
+  const profile = profileNamed(name)!;
+  if (profile.agent === "ignored") return { profile, agent: undefined };
+  const agent = values.agent?.trim() || ctx.config.agent;
   if (!agent) {
-    if (profile === "teacher" || profile === "student") return { profile, agent: undefined };
-    throw new UsageError(`--profile ${profile} needs a name: --agent NAME or AGENT_BUS_AGENT`);
+    if (profile.agent === "optional") return { profile, agent: undefined };
+    throw new UsageError(`--profile ${name} needs a name: --agent NAME or AGENT_BUS_AGENT`);
   }
   try {
     return { profile, agent: cleanMailAgent(agent, "agent") };

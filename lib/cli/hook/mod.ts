@@ -38,6 +38,7 @@ import type { Bus } from "../../bus/mod.ts";
 import { waitFor } from "../../bus/waiting.ts";
 import { loadConfig } from "../../config.ts";
 import { createLogger } from "../../log.ts";
+import { hookWatchOf } from "../../mcp/profiles/hooks.ts";
 import { closeBusRuntime, openBusRuntime } from "../../bus_runtime.ts";
 import { readProcessTree } from "./process_tree.ts";
 import {
@@ -211,7 +212,7 @@ async function respond(bus: Bus, run: HookRun): Promise<unknown> {
   );
   await forgetSessions(bus, dead);
   if (mine.length === 0) return {};
-  const unread = () => unreadFor(bus, mine);
+  const unread = () => unreadFor(bus, mine, hookWatchOf);
   if (kind !== "stop") {
     const items = unread();
     return items.length ? protocol.context(protocol.events[kind], contextLine(items)) : {};

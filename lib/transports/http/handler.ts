@@ -35,7 +35,8 @@ import { createConsole, type WebConsole } from "../../console/mod.ts";
 import { errorResponse } from "../../console/respond.ts";
 import { cookie, TOKEN_COOKIE, tokenExchange } from "./console_auth.ts";
 import { checkRequest, type GuardPolicy } from "./guard.ts";
-import { type McpProfile, type Route, routeOf } from "./routes.ts";
+import { type Profile, profile } from "../../mcp/profiles/mod.ts";
+import { type Route, routeOf } from "./routes.ts";
 import { SessionRegistry } from "./sessions.ts";
 import { isShorthand, readJson, rpcError, startsSession } from "./wire.ts";
 
@@ -47,10 +48,10 @@ export interface HttpHandlerOptions {
   maxBodyBytes: number;
   /** Close sessions unused for this long. */
   sessionIdleMs: number;
-  /** Answer POSTs with one JSON body instead of an SSE stream (unset: mailbox routes only). */
+  /** Answer POSTs with one JSON body instead of an SSE stream (unset: as the route's profile says). */
   jsonResponse: boolean | undefined;
-  /** What `/mcp` serves: the peer tools (default) or the chatbus ones. */
-  mcpProfile?: McpProfile;
+  /** What `/mcp` serves (default the peer profile). */
+  atMcp?: Profile;
 }
 
 /** A request handler and what it holds open. */
@@ -67,6 +68,7 @@ const SESSION_HEADER = "mcp-session-id";
 /** Build the handler that `Deno.serve` calls. */
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const registry = new SessionRegistry({ idleMs: options.sessionIdleMs });
+  const atMcp = options.atMcp ?? profile("peer");
   // Shorthand calls end with the server. (Deno aborts `request.signal` after
   // every response and warns when something listens to it.)
   const shutdown = new AbortController();
@@ -86,7 +88,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       const headers: HeadersInit = verdict.status === 401 ? { "www-authenticate": "Bearer" } : {};
       return rpcError(verdict.status, -32001, verdict.message, headers);
     }
-    const route = routeOf(url.pathname, options.mcpProfile);
+    const route = routeOf(url.pathname, atMcp);
     if (route === undefined) {
       return rpcError(
         404,
@@ -170,7 +172,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => crypto.randomUUID(),
-        enableJsonResponse: options.jsonResponse ?? route.profile === "mailbox",
+        enableJsonResponse: options.jsonResponse ?? route.profile.http.jsonResponse,
         onsessioninitialized: (id) => {
           registry.add(id, { transport, close, route: route.key, lastSeen: performance.now() });
         },

@@ -17,7 +17,7 @@ import { openRuntime } from "../../runtime.ts";
 import { maxMessageBytes } from "../limits.ts";
 import { guardPolicy, isLoopback } from "./guard.ts";
 import { createHttpHandler } from "./handler.ts";
-import type { McpProfile } from "./routes.ts";
+import type { Profile } from "../../mcp/profiles/mod.ts";
 
 /** Options of {@linkcode serveHttp}. */
 export interface HttpOptions {
@@ -32,8 +32,8 @@ export interface HttpOptions {
   onListen?: (url: string) => void;
   /** Stops the server when aborted (besides SIGINT/SIGTERM). */
   signal?: AbortSignal;
-  /** What `/mcp` serves (default the peer tools). */
-  mcpProfile?: McpProfile;
+  /** What `/mcp` serves (default the peer profile). */
+  atMcp?: Profile;
 }
 
 /**
@@ -60,7 +60,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     maxBodyBytes: maxMessageBytes(config),
     sessionIdleMs: config.http.sessionIdleSeconds * 1000,
     jsonResponse: config.http.jsonResponse,
-    mcpProfile: options.mcpProfile,
+    atMcp: options.atMcp,
   });
 
   const stopper = new AbortController();

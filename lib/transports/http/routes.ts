@@ -1,47 +1,49 @@
 /**
- * Which MCP route a path names: `/mcp` (the peer tools, or the chatbus
- * ones when the server is told so; `/mcp/sse` is an alias AgentChatBus's
- * clients use), `/chatbus/mcp` (the chatbus tools, seed 002) or
- * `/agents/{agent}/mcp/` (that agent's mailbox tools, seed 003). Pure; one
- * anchored match whose only quantifier stops at `/`.
+ * Which MCP route a path names, read from the profiles: `/mcp` (the peer
+ * tools, or another profile's when the server is told so; `/mcp/sse` is an
+ * alias AgentChatBus's clients use), a profile's own path (`/chatbus/mcp`)
+ * or `/agents/{agent}/mcp/` (the per-agent profile: that agent's mailbox
+ * tools, seed 003). Pure; one anchored match whose only quantifier stops at
+ * `/`.
  *
  * @module
  */
 
 import { cleanMailAgent } from "../../bus/mail.ts";
-import type { ProfileName } from "../../mcp/profiles.ts";
+import { type Profile, PROFILES } from "../../mcp/profiles/mod.ts";
 
 /** An MCP route. */
 export interface Route {
-  /** Sessions are bound to this key: `peer` or `agent:NAME`. */
+  /** Sessions are bound to this key: the profile's name, or `agent:NAME`. */
   key: string;
-  profile: ProfileName;
+  profile: Profile;
   agent?: string;
 }
-
-/** The tool sets `/mcp` can serve. */
-export type McpProfile = "peer" | "chatbus";
 
 /**
  * The route of a path, an error for a bad agent name, or undefined for no route.
  *
- * @param mcpProfile what `/mcp` serves (default the peer tools)
+ * @param atMcp the profile `/mcp` serves (one whose `http.atMcp` is set)
+ * @param profiles the profiles to route to (the built-in ones)
  */
 export function routeOf(
   pathname: string,
-  mcpProfile: McpProfile = "peer",
+  atMcp: Profile,
+  profiles: readonly Profile[] = PROFILES,
 ): Route | { error: string } | undefined {
   if (pathname === "/mcp" || pathname === "/mcp/" || pathname === "/mcp/sse") {
-    return { key: mcpProfile, profile: mcpProfile };
+    return { key: atMcp.name, profile: atMcp };
   }
-  if (pathname === "/chatbus/mcp" || pathname === "/chatbus/mcp/") {
-    return { key: "chatbus", profile: "chatbus" };
-  }
+  const own = profiles.find((p) =>
+    p.http.path !== undefined && (pathname === p.http.path || pathname === `${p.http.path}/`)
+  );
+  if (own) return { key: own.name, profile: own };
+  const perAgent = profiles.find((p) => p.http.perAgent);
   const match = /^\/agents\/([^/]+)\/mcp\/?$/.exec(pathname);
-  if (!match) return undefined;
+  if (!match || !perAgent) return undefined;
   try {
     const agent = cleanMailAgent(decodeURIComponent(match[1]!), "agent");
-    return { key: `agent:${agent}`, profile: "mailbox", agent };
+    return { key: `agent:${agent}`, profile: perAgent, agent };
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
   }

@@ -21,14 +21,15 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { agentList } from "../bus/chat/agents.ts";
-import { busConfig } from "../bus/chat/connect.ts";
-import { transcript } from "../bus/chat/read.ts";
-import { threadGet, threadLatestSeq, threadList } from "../bus/chat/threads.ts";
-import type { Bus } from "../bus/mod.ts";
-import { known, unknownResource } from "./invalid_params.ts";
+import { agentList } from "../../bus/chat/agents.ts";
+import { busConfig } from "../../bus/chat/connect.ts";
+import { transcript } from "../../bus/chat/read.ts";
+import { threadGet, threadLatestSeq, threadList } from "../../bus/chat/threads.ts";
+import type { Bus } from "../../bus/mod.ts";
+import { known, unknownResource } from "../invalid_params.ts";
 import { promptArguments } from "./prompts.ts";
-import type { ProtocolServer } from "./protocol_server.ts";
+import type { ProtocolServer } from "../protocol_server.ts";
+import type { Feature } from "./mod.ts";
 
 /** Most messages a transcript resource holds (the latest ones). */
 export const TRANSCRIPT_MESSAGES = 100;
@@ -157,3 +158,13 @@ export function attachChatResources(server: ProtocolServer, bus: Bus, endpoint: 
     );
   });
 }
+
+/** Threads, agents and the bus's configuration as resources, and the chat prompts (chatbus). */
+export const chatResources: Feature = {
+  name: "chat resources",
+  capabilities: () => CHAT_CAPABILITIES,
+  attach(server, { bus, endpoint }) {
+    attachChatResources(server, bus, endpoint);
+    return () => {};
+  },
+};

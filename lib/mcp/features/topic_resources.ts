@@ -21,14 +21,15 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { findTopic, latestMessages, topicLatestSeq, topicSummaries } from "../bus/admin.ts";
-import { exportMarkdown } from "../bus/export.ts";
-import type { Bus } from "../bus/mod.ts";
-import { listTopics, MAX_TOPIC_LIST } from "../bus/topics.ts";
-import { onEachChange } from "../bus/waiting.ts";
-import { BusError } from "../errors.ts";
-import { known, unknownResource } from "./invalid_params.ts";
-import type { ProtocolServer } from "./protocol_server.ts";
+import { findTopic, latestMessages, topicLatestSeq, topicSummaries } from "../../bus/admin.ts";
+import { exportMarkdown } from "../../bus/export.ts";
+import type { Bus } from "../../bus/mod.ts";
+import { listTopics, MAX_TOPIC_LIST } from "../../bus/topics.ts";
+import { onEachChange } from "../../bus/waiting.ts";
+import { BusError } from "../../errors.ts";
+import { known, unknownResource } from "../invalid_params.ts";
+import type { ProtocolServer } from "../protocol_server.ts";
+import type { Feature } from "./mod.ts";
 
 /** The capabilities {@linkcode attachTopicResources} serves. */
 export const TOPIC_CAPABILITIES = { resources: { subscribe: true, listChanged: true } };
@@ -138,3 +139,10 @@ function topicOf(uri: string): string {
   if (!match) throw unknownResource(uri.slice(0, 80));
   return match[1]!;
 }
+
+/** Topics as resources, with subscriptions (the peer profile). */
+export const topicResources: Feature = {
+  name: "topic resources",
+  capabilities: () => TOPIC_CAPABILITIES,
+  attach: (server, { bus }) => attachTopicResources(server, bus),
+};

@@ -28,14 +28,12 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { bodyJson, bodyOf, drainMail, peekMailbox, peersOf, unreadMail } from "../bus/mail.ts";
-import type { Bus } from "../bus/mod.ts";
-import { onEachChange } from "../bus/waiting.ts";
-import type { ProtocolServer } from "./protocol_server.ts";
-import { unknownResource } from "./invalid_params.ts";
-
-/** How a peer-bus server announces new mail. */
-export type PushMode = "resources" | "claude-channel" | "none";
+import { bodyJson, bodyOf, drainMail, peekMailbox, peersOf, unreadMail } from "../../bus/mail.ts";
+import type { Bus } from "../../bus/mod.ts";
+import { onEachChange } from "../../bus/waiting.ts";
+import type { ProtocolServer } from "../protocol_server.ts";
+import type { Feature, PushMode } from "./mod.ts";
+import { unknownResource } from "../invalid_params.ts";
 
 /** The capabilities a push mode adds to `initialize`. */
 export function pushCapabilities(mode: PushMode): Record<string, unknown> {
@@ -167,3 +165,11 @@ export function attachMailboxPush(
   };
   return () => controller.abort();
 }
+
+/** New mail announced to a connection that has an agent name (mailbox and peer-bus). */
+export const mailboxPush: Feature = {
+  name: "mailbox push",
+  capabilities: ({ agent, push }) => pushCapabilities(agent ? push : "none"),
+  attach: (server, { bus, agent, push }) =>
+    agent ? attachMailboxPush(server, { bus, agent, mode: push }) : () => {},
+};
