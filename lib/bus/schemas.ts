@@ -11,11 +11,8 @@
 import { z } from "zod";
 import type { ResolvedConfig } from "../config.ts";
 import { MAX_AGENT_NAME_CHARS, MAX_TOKEN_CHARS } from "./names.ts";
-import {
-  MAX_CLIENT_MESSAGE_ID_CHARS,
-  MAX_MESSAGE_ID_CHARS,
-  MAX_MESSAGE_TYPE_CHARS,
-} from "./sync.ts";
+import { MAX_MESSAGE_ID_CHARS } from "./append.ts";
+import { MAX_CLIENT_MESSAGE_ID_CHARS, MAX_MESSAGE_TYPE_CHARS } from "./sync.ts";
 import { MAX_CLOSE_REASON_CHARS, MAX_TOPIC_LIST, MAX_TOPIC_NAME_CHARS } from "./topics.ts";
 
 /** Longest topic id accepted. */

@@ -28,20 +28,18 @@ import {
 import {
   type AfterQuery,
   hasMessagesAfter,
-  insertMessage,
   LATEST_SEQ_SQL,
   latestSeq,
   type MessageRow,
   messagesAfter,
   messagesAfterQuery,
   type NewMessageRow,
-  setNextSeq,
-  takenMessageIds,
 } from "../store/messages.ts";
 import { readSendContext, type SendContext } from "../store/send.ts";
 import type { Store } from "../store/mod.ts";
 import { termsForSend } from "../store/search.ts";
-import { bumpTopicsVersion, type TopicRow } from "../store/topics.ts";
+import type { TopicRow } from "../store/topics.ts";
+import { appendMessages, MAX_MESSAGE_ID_CHARS, unusedMessageIds } from "./append.ts";
 import { newId } from "./ids.ts";
 import { type Message, toMessage } from "./messages.ts";
 import { type Bus, write } from "./mod.ts";
@@ -55,8 +53,6 @@ import { capWaitSeconds, startProgress, type WaitOptions } from "./waiting.ts";
 export const MAX_MESSAGE_TYPE_CHARS = 32;
 /** Longest `client_message_id`. */
 export const MAX_CLIENT_MESSAGE_ID_CHARS = 128;
-/** Longest `reply_to` (a message id). */
-export const MAX_MESSAGE_ID_CHARS = 64;
 
 /** One outbox item, as the tool's schema has already typed it. */
 export interface OutgoingMessage {
@@ -241,7 +237,7 @@ export async function postAs(
       ...context.outbox!,
       ids,
     });
-    storeOutbox(bus.store, topic.topic_id, plan, now);
+    appendMessages(bus.store, { topicId: topic.topic_id, rows: plan.rows, now });
     return plan.sent;
   }, { topics: [args.topicId] });
 }
@@ -324,7 +320,7 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   // Read before the outbox is stored (its own messages need no reading): on PostgreSQL the
   // inserts then go out with COMMIT, and the commit lock they take spans no round trip.
   const read = unreadBatch(bus, identity, args, cursor.last_seq, plan?.rows, prefetched);
-  if (plan) storeOutbox(store, topic.topic_id, plan, now);
+  if (plan) appendMessages(store, { topicId: topic.topic_id, rows: plan.rows, now });
   if (args.autoAdvance && read.last !== undefined) {
     setCursor(store, {
       topicId: topic.topic_id,
@@ -488,7 +484,7 @@ interface OutboxPlan {
  * Decide an outbox with what {@linkcode readSendContext} found: the next
  * seq, the drawn `ids` (drawn again if one is taken), the messages already
  * stored under its `client_message_id`s and the `reply_to` targets that
- * exist. Writes nothing ({@linkcode storeOutbox} does).
+ * exist. Writes nothing ({@linkcode appendMessages} does).
  *
  * @throws {BusError} `INVALID_ARGUMENT` for a `reply_to` that is not in the topic
  */
@@ -539,27 +535,6 @@ function planOutbox(
     seq++;
   }
   return { rows, sent, nextSeq: seq };
-}
-
-/** Store what {@linkcode planOutbox} decided. */
-function storeOutbox(store: Store, topicId: string, plan: OutboxPlan, now: number): void {
-  if (plan.rows.length === 0) return;
-  for (const row of plan.rows) insertMessage(store, row);
-  setNextSeq(store, { topicId, next: plan.nextSeq, now });
-  bumpTopicsVersion(store);
-}
-
-/** A fresh message id; a random one is taken only with negligible odds, but then drawn again. */
-export function unusedMessageId(store: Store): string {
-  return unusedMessageIds(store, 1)[0]!;
-}
-
-/** `count` fresh message ids, checked in one query. */
-function unusedMessageIds(store: Store, count: number): string[] {
-  for (;;) {
-    const ids = Array.from({ length: count }, newId);
-    if (new Set(ids).size === count && takenMessageIds(store, ids).size === 0) return ids;
-  }
 }
 
 /** The seq after which a read starts: the cursor, or past a known run of own messages. */

@@ -42,15 +42,14 @@ import {
   turnState,
   turnStateQuery,
 } from "../../store/chat.ts";
-import { insertMessage, setNextSeq } from "../../store/messages.ts";
 import { termsForSend } from "../../store/search.ts";
 import { readSendContext } from "../../store/send.ts";
-import { bumpTopicsVersion, type TopicRow } from "../../store/topics.ts";
+import type { TopicRow } from "../../store/topics.ts";
 import { newId } from "../ids.ts";
 import { type Bus, write } from "../mod.ts";
 import { waitFor } from "../waiting.ts";
 import type { Session } from "../session.ts";
-import { MAX_MESSAGE_ID_CHARS, unusedMessageId } from "../sync.ts";
+import { appendMessages, MAX_MESSAGE_ID_CHARS, unusedMessageId } from "../append.ts";
 import { cleanName, metadataJson } from "../validate.ts";
 import { type NewAttachment, splitAttachments } from "./attachments.ts";
 import { foundThreadTopic } from "./threads.ts";
@@ -427,21 +426,23 @@ function insertPost(
   const store = bus.store;
   const now = bus.now();
   const topicId = thread.topic_id;
-  insertMessage(store, {
-    message_id: messageId,
-    topic_id: topicId,
-    seq,
-    sender: agent?.name ?? prepared.author,
-    message_type: "message",
-    reply_to: prepared.replyTo,
-    content_markdown: prepared.content,
-    metadata_json: prepared.metadataJson,
-    client_message_id: null,
-    created_at: now,
-    terms: prepared.terms,
+  appendMessages(store, {
+    topicId,
+    now,
+    rows: [{
+      message_id: messageId,
+      topic_id: topicId,
+      seq,
+      sender: agent?.name ?? prepared.author,
+      message_type: "message",
+      reply_to: prepared.replyTo,
+      content_markdown: prepared.content,
+      metadata_json: prepared.metadataJson,
+      client_message_id: null,
+      created_at: now,
+      terms: prepared.terms,
+    }],
   });
-  setNextSeq(store, { topicId, next: seq + 1, now });
-  bumpTopicsVersion(store);
   insertChatExtras(store, {
     message_id: messageId,
     author_id: agent?.agent_id ?? null,
