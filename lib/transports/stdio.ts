@@ -25,6 +25,7 @@ import { maxMessageBytes } from "./limits.ts";
 import { openStdioSession, type StdioSession, type StdioSessionOptions } from "./stdio_session.ts";
 import { StdioTransport } from "./stdio_transport.ts";
 import type { FromWorker, ToWorker } from "./worker_port.ts";
+import { onShutdownSignal } from "../signals.ts";
 
 /** Options of {@linkcode serveStdio}. */
 export interface StdioOptions extends StdioSessionOptions {
@@ -49,9 +50,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     ? await openSessionWorker(transport, sessionOptions, log)
     : await openStdioSession(transport, sessionOptions, log);
 
-  const onSignal = () => void session.stop();
-  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
-  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+  const stopListening = onShutdownSignal(() => void session.stop());
   if (Deno.stdin.isTerminal()) {
     // A person ran this by hand: say what it is instead of sitting there silently.
     log.warn(
@@ -60,7 +59,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     );
   }
   await session.closed;
-  for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+  stopListening();
 }
 
 /**

@@ -14,6 +14,7 @@ import type { Message } from "../../bus/messages.ts";
 import { BusError } from "../../errors.ts";
 import { type Command, defineCommand, intOption, openCliRuntime, UsageError } from "../command.ts";
 import { renderMessageLines } from "../render.ts";
+import { onShutdownSignal } from "../../signals.ts";
 
 const USAGE = `Usage: agent-bus watch TOPIC [--from SEQ | --last N] [--full] [--json]
 
@@ -63,8 +64,7 @@ export const watchCommand: Command = defineCommand({
 
     const stop = new AbortController();
     const onSignal = () => stop.abort();
-    const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
-    for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+    const stopListening = onShutdownSignal(onSignal);
     try {
       const end = await followTopic(bus, topic.topic_id, {
         afterSeq: after,
@@ -80,7 +80,7 @@ export const watchCommand: Command = defineCommand({
       }
       throw error;
     } finally {
-      for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+      stopListening();
     }
   },
 });

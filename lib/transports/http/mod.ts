@@ -18,6 +18,7 @@ import { maxMessageBytes } from "../limits.ts";
 import { guardPolicy, isLoopback } from "./guard.ts";
 import { createHttpHandler } from "./handler.ts";
 import type { Profile } from "../../mcp/profiles/mod.ts";
+import { onShutdownSignal } from "../../signals.ts";
 
 /** Options of {@linkcode serveHttp}. */
 export interface HttpOptions {
@@ -66,8 +67,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   const stopper = new AbortController();
   const stop = () => stopper.abort();
   options.signal?.addEventListener("abort", stop);
-  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
-  for (const signal of signals) Deno.addSignalListener(signal, stop);
+  const stopListening = onShutdownSignal(stop);
   try {
     const server = Deno.serve({
       hostname,
@@ -87,7 +87,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     await handler.close();
     await server.shutdown();
   } finally {
-    for (const signal of signals) Deno.removeSignalListener(signal, stop);
+    stopListening();
     options.signal?.removeEventListener("abort", stop);
     await runtime.close();
   }
