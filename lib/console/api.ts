@@ -44,6 +44,9 @@ import type { SearchEngine } from "../search/mod.ts";
 import { searchArgsOf, searchInput } from "../search/schema.ts";
 import { parseInput } from "../validation.ts";
 import { openApiDocument } from "./openapi.ts";
+import type { RouteSpec } from "./route_spec.ts";
+
+export type { RouteInput, RouteSpec } from "./route_spec.ts";
 import { fileResponse, json, queryArgs, readJsonObject } from "./respond.ts";
 
 /** What the API works on. */
@@ -58,31 +61,6 @@ export interface ApiDeps {
 export const OPERATOR = "operator";
 /** Most messages one page returns. */
 export const MAX_PAGE = 500;
-
-/** What a route's handler gets: path parameters, and its query and body parsed by its schemas. */
-export interface RouteInput<Q, B> {
-  request: Request;
-  params: Record<string, string>;
-  query: Q;
-  body: B;
-}
-
-/** One REST route: what it takes (zod), what it answers (OpenAPI), and what it does. */
-export interface RouteSpec<Q = unknown, B = unknown> {
-  method: "GET" | "POST";
-  /** OpenAPI path template, e.g. `/api/topics/{id}/messages`. */
-  path: string;
-  summary: string;
-  /** Query parameters; values are read from the URL and typed by the schema. */
-  query?: z.ZodType<Q>;
-  /** Query parameters also read under another name (`q` for `query`). */
-  aliases?: Readonly<Record<string, string>>;
-  /** JSON body (`application/json`); a POST without a body reads as `{}`. */
-  body?: z.ZodType<B>;
-  /** OpenAPI responses (status → object). */
-  responses: Record<string, unknown>;
-  handle(input: RouteInput<Q, B>): Promise<Response> | Response;
-}
 
 const SORTS = ["activity", "created", "name"] as const;
 const int = (min: number, max: number) =>

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { chatExtrasSchema, threadSchema } from "../bus/chat/schemas.ts";
 import { messageSchema } from "../bus/schemas.ts";
 import { PACKAGE_VERSION } from "../version.ts";
-import type { RouteSpec } from "./api.ts";
+import type { RouteSpec } from "./route_spec.ts";
 import { eventsQuery } from "./events.ts";
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

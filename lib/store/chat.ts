@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Query, Store } from "./mod.ts";
+import type { Query, Store } from "./types.ts";
 import { LATEST_SEQ_SQL, type MessageRow } from "./messages.ts";
 import { GET_TOPIC_SQL, type TopicRow } from "./topics.ts";
 

@@ -21,7 +21,7 @@
  */
 
 import { BusError } from "../errors.ts";
-import type { SqlValue, Store } from "./mod.ts";
+import type { SqlValue, Store } from "./types.ts";
 import { catchUpIndex } from "./search.ts";
 
 /** One table to copy and the columns that order it. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Store } from "./types.ts";
 
 /** A row of `cursors`. */
 export interface CursorRow {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Store } from "./types.ts";
 
 /**
  * Take or renew the lease `name` for `holder` until `expiresAt`, if it is

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Store } from "./types.ts";
 
 /** A row of `bus_mailbox`. */
 export interface MailRow {

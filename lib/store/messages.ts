@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Query, Store } from "./mod.ts";
+import type { Query, Store } from "./types.ts";
 import { indexesWithTheSend } from "./search.ts";
 
 /** A row of `messages`. */

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Store } from "./types.ts";
 
 /** Stored question statuses. */
 export type QuestionStatus = "pending" | "answered" | "cancelled";

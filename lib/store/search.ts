@@ -31,7 +31,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Store } from "./types.ts";
 import { ftsToTsquery } from "./postgres/tsquery.ts";
 import { codeTerms } from "./terms.ts";
 

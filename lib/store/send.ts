@@ -12,7 +12,7 @@
 
 import { type CursorRow, GET_CURSOR_SQL, TOUCH_CURSOR_SQL } from "./cursors.ts";
 import { type MessageRow, nextSeqQueries } from "./messages.ts";
-import type { Query, Store } from "./mod.ts";
+import type { Query, Store } from "./types.ts";
 import { GET_TOPIC_SQL, type TopicRow } from "./topics.ts";
 
 /** What {@linkcode readSendContext} is asked about. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Store } from "./types.ts";
 
 /** A row of `bus_sessions`. */
 export interface SessionRow {

@@ -39,7 +39,7 @@ import { BusError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
 import { ensureSchema, type MigrationState, migrationState, schemaMismatch } from "./migrate.ts";
-import type { Query, Store, StoreOptions, WriteOptions } from "./mod.ts";
+import type { Query, Store, StoreOptions, WriteOptions } from "./types.ts";
 import { WriteQueue } from "./write_queue.ts";
 
 /** Naps (ms) between the first attempts to take the write lock, spent blocking. */

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Store } from "./types.ts";
 import { unindexedCount } from "./search.ts";
 
 /** What `db stats` reports from inside the database. */

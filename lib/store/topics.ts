@@ -8,7 +8,7 @@
  */
 
 import { deleteThreadRows } from "./chat.ts";
-import type { Store } from "./mod.ts";
+import type { Store } from "./types.ts";
 
 /** A row of `topics`. */
 export interface TopicRow {

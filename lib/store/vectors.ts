@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { Store } from "./mod.ts";
+import type { Store } from "./types.ts";
 
 /** A chunk vector as stored. */
 export interface ChunkRow {

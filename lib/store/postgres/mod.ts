@@ -47,16 +47,16 @@
 import { redactUrl } from "../../config.ts";
 import { BusError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
+import type { MigrationState } from "../migrate.ts";
 import type {
   ChangedTopics,
-  MigrationState,
   Query,
   SqlValue,
   Statement,
   Store,
   StoreOptions,
   WriteOptions,
-} from "../mod.ts";
+} from "../types.ts";
 import { Bridge, BridgeError, type WireResult, type WireStatement } from "./bridge.ts";
 import { toPostgres } from "./dialect.ts";
 import {

@@ -1,0 +1,34 @@
+/**
+ * What one REST route of the console's API is: its path, the zod schemas of
+ * what it takes, its OpenAPI responses and its handler. Apart from `api.ts`
+ * (the routes) so that `openapi.ts`, which `api.ts` uses, can name it.
+ *
+ * @module
+ */
+
+import type { z } from "zod";
+
+/** What a route's handler gets: path parameters, and its query and body parsed by its schemas. */
+export interface RouteInput<Q, B> {
+  request: Request;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+}
+
+/** One REST route: what it takes (zod), what it answers (OpenAPI), and what it does. */
+export interface RouteSpec<Q = unknown, B = unknown> {
+  method: "GET" | "POST";
+  /** OpenAPI path template, e.g. `/api/topics/{id}/messages`. */
+  path: string;
+  summary: string;
+  /** Query parameters; values are read from the URL and typed by the schema. */
+  query?: z.ZodType<Q>;
+  /** Query parameters also read under another name (`q` for `query`). */
+  aliases?: Readonly<Record<string, string>>;
+  /** JSON body (`application/json`); a POST without a body reads as `{}`. */
+  body?: z.ZodType<B>;
+  /** OpenAPI responses (status → object). */
+  responses: Record<string, unknown>;
+  handle(input: RouteInput<Q, B>): Promise<Response> | Response;
+}
