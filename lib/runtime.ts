@@ -17,7 +17,7 @@
 import type { ChangeFeedOptions } from "./bus/changes.ts";
 import type { Bus, Clock } from "./bus/mod.ts";
 import { closeBusRuntime, openBusRuntime } from "./bus_runtime.ts";
-import type { ResolvedConfig } from "./config.ts";
+import type { ConfigWarning, ResolvedConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { SearchEngine } from "./search/mod.ts";
 import { type CopiedTable, copyBus, type CopyProgress } from "./store/copy.ts";
@@ -55,6 +55,8 @@ export interface RuntimeOptions {
   changes?: ChangeFeedOptions;
   /** The embedding endpoint's `fetch` (tests). */
   fetch?: typeof fetch;
+  /** What was wrong with the configuration: logged here, once, as the process opens its bus. */
+  configWarnings?: readonly ConfigWarning[];
 }
 
 /**
@@ -64,6 +66,7 @@ export interface RuntimeOptions {
  */
 export function openRuntime(config: ResolvedConfig, options: RuntimeOptions): Runtime {
   const { log } = options;
+  for (const warning of options.configWarnings ?? []) log.warn(warning.message);
   const opened = openBusRuntime(config, options);
   const { store, bus } = opened;
   const search = new SearchEngine({ store, config, log, fetch: options.fetch });

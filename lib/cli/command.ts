@@ -113,8 +113,7 @@ export function choiceOption<const C extends readonly string[]>(
 
 /** Open the database for a command (no background indexing); dispose to close it. */
 export function openCliRuntime(ctx: CliContext): Runtime {
-  for (const warning of ctx.configWarnings) ctx.log.warn(warning.message);
-  return openRuntime(ctx.config, { log: ctx.log });
+  return openRuntime(ctx.config, { log: ctx.log, configWarnings: ctx.configWarnings });
 }
 
 /**

@@ -47,7 +47,7 @@ import { openApiDocument } from "./openapi.ts";
 import type { RouteSpec } from "./route_spec.ts";
 
 export type { RouteInput, RouteSpec } from "./route_spec.ts";
-import { fileResponse, json, queryArgs, readJsonObject } from "./respond.ts";
+import { fileResponse, json, queryArgs, readJsonObject } from "../http_respond.ts";
 
 /** What the API works on. */
 export interface ApiDeps {

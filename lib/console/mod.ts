@@ -16,7 +16,7 @@ import { createApi } from "./api.ts";
 import { assetResponse, isAsset } from "./assets.ts";
 import { EventHub, eventsQuery, eventStream } from "./events.ts";
 import { parseInput } from "../validation.ts";
-import { errorResponse, inert, queryArgs } from "./respond.ts";
+import { errorResponse, inert, queryArgs } from "../http_respond.ts";
 
 /** What the console needs. */
 export interface ConsoleOptions {

@@ -3,7 +3,9 @@
  * served at `/api/openapi.json`, generated from the routes: each route's
  * parameters and request body come from the zod schemas it validates with
  * (the same as its tool's, where it has one), so the document cannot drift
- * from what the server accepts. Response shapes are the components below.
+ * from what the server accepts. Response shapes are the components below;
+ * where a tool answers the same thing (a message, a thread, a search) they
+ * are generated from that tool's output schema.
  *
  * @module
  */
@@ -11,6 +13,7 @@
 import { z } from "zod";
 import { chatExtrasSchema, threadSchema } from "../bus/chat/schemas.ts";
 import { messageSchema } from "../bus/schemas.ts";
+import { searchResultSchema } from "../search/schema.ts";
 import { PACKAGE_VERSION } from "../version.ts";
 import type { RouteSpec } from "./route_spec.ts";
 import { eventsQuery } from "./events.ts";
@@ -128,7 +131,14 @@ export function openApiDocument(routes: readonly RouteSpec[]): Record<string, un
           },
         },
         PresenceOverview: { type: "object" },
-        SearchResult: { type: "object" },
+        // The tool's output, and what the REST answer adds: the search's warnings.
+        SearchResult: outputSchema(searchResultSchema.extend({
+          warnings: z.array(z.object({
+            code: z.string(),
+            message: z.string().optional(),
+            context: z.record(z.string(), z.unknown()).optional(),
+          })),
+        })),
         Posted: {
           type: "object",
           properties: { message: ref("Message"), duplicate: { type: "boolean" } },

@@ -18,11 +18,7 @@
  * @module
  */
 
-import type {
-  CallToolResult,
-  ContentBlock,
-  Tool as McpToolDescriptor,
-} from "@modelcontextprotocol/sdk/types";
+import type { CallToolResult, ContentBlock, Tool as McpToolDescriptor } from "./_sdk.ts";
 import { z } from "zod";
 import type { Bus } from "../bus/mod.ts";
 import type { Session } from "../bus/session.ts";

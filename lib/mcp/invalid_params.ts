@@ -10,8 +10,7 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/types"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "./_sdk.ts";
 import { BusError, type ErrorCode as BusCode } from "../errors.ts";
 
 /** MCP's code for a resource URI the server does not have. */

@@ -13,9 +13,6 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/shared/protocol"
-import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
-// @ts-types="@modelcontextprotocol/sdk/types"
 import {
   type Implementation,
   InitializedNotificationSchema,
@@ -23,12 +20,13 @@ import {
   InitializeRequestSchema,
   type InitializeResult,
   LATEST_PROTOCOL_VERSION,
+  Protocol,
   type ServerCapabilities,
   type ServerNotification,
   type ServerRequest,
   type ServerResult,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "./_sdk.ts";
 
 /** An MCP server that answers `initialize` and whatever handlers are set on it. */
 export class ProtocolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {

@@ -10,14 +10,13 @@
  * @module
  */
 
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol";
-// @ts-types="@modelcontextprotocol/sdk/types"
 import {
   type CallToolResult,
   ListToolsRequestSchema,
+  type RequestHandlerExtra,
   type ServerNotification,
   type ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "./_sdk.ts";
 import { z } from "zod";
 import type { Bus } from "../bus/mod.ts";
 import type { SearchEngine } from "../search/mod.ts";

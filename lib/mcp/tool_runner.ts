@@ -5,8 +5,7 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/types"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "./_sdk.ts";
 import type { Bus } from "../bus/mod.ts";
 import type { SessionRecord } from "../bus/attendance.ts";
 import { Session } from "../bus/session.ts";

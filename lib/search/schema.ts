@@ -73,3 +73,27 @@ function toSeconds(
   if (Number.isNaN(ms)) throw invalidArgument(`${field} must be unix seconds or an ISO 8601 date`);
   return ms / 1000;
 }
+
+/** What a search answers: `messages_search`'s structured result, and `GET /api/search`'s body. */
+export const searchResultSchema = z.object({
+  query: z.string(),
+  mode: z.enum(["hybrid", "fts", "semantic"]),
+  topic_id: z.string().nullable(),
+  include_content: z.boolean(),
+  results: z.array(z.object({
+    topic_id: z.string(),
+    topic_name: z.string(),
+    message_id: z.string(),
+    seq: z.int(),
+    sender: z.string(),
+    message_type: z.string(),
+    created_at: z.number(),
+    snippet: z.string(),
+    rank: z.number().optional(),
+    fts_rank: z.number().nullable().optional(),
+    semantic_score: z.number().nullable().optional(),
+    score: z.number().optional(),
+    content_markdown: z.string().optional(),
+  })),
+  count: z.int(),
+});

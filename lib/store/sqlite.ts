@@ -124,7 +124,7 @@ export class SqliteStore implements Store {
     return this.#replacedAt;
   }
 
-  /** A cached prepared statement (see {@linkcode Store.stmt}). */
+  /** {@linkcode Store.gather}: on SQLite the statements simply run one after another. */
   gather(queries: readonly Query[]): Record<string, unknown>[][] {
     return queries.map((query) => this.stmt(query.sql).all(...query.params));
   }
@@ -134,7 +134,21 @@ export class SqliteStore implements Store {
     return this.gather(queries);
   }
 
+  /**
+   * A cached prepared statement (see {@linkcode Store.stmt}); like the
+   * PostgreSQL engine's, it refuses to run outside `read()` or
+   * `immediate()`, so a statement run without its transaction fails on both
+   * engines, not only where the other engine's tests would notice.
+   */
   stmt(sql: string): StatementSync {
+    if (!this.#db?.isTransaction) {
+      throw new Error("A statement ran outside store.read() or store.immediate()");
+    }
+    return this.#prepared(sql);
+  }
+
+  /** A cached prepared statement, in or out of a transaction (the engine's own use). */
+  #prepared(sql: string): StatementSync {
     let statement = this.#statements.get(sql);
     if (!statement) {
       statement = this.#connection(false).prepare(sql);
@@ -212,7 +226,7 @@ export class SqliteStore implements Store {
    */
   dataVersion(): number {
     try {
-      const row = this.stmt("PRAGMA data_version").get() as { data_version: number };
+      const row = this.#prepared("PRAGMA data_version").get() as { data_version: number };
       return row.data_version;
     } catch (error) {
       throw this.#fail(error);

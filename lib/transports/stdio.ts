@@ -15,9 +15,8 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/types"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { type ConfigWarning, redactUrl } from "../config.ts";
+import type { JSONRPCMessage } from "../mcp/_sdk.ts";
+import { redactUrl } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { profileNamed } from "../mcp/profiles/mod.ts";
 import { isPostgresUrl } from "../runtime.ts";
@@ -29,7 +28,6 @@ import { onShutdownSignal } from "../signals.ts";
 
 /** Options of {@linkcode serveStdio}. */
 export interface StdioOptions extends StdioSessionOptions {
-  configWarnings: ConfigWarning[];
   log: Logger;
 }
 
@@ -39,9 +37,8 @@ export interface StdioOptions extends StdioSessionOptions {
  * @returns when the server has shut down
  */
 export async function serveStdio(options: StdioOptions): Promise<void> {
-  const { configWarnings, log, ...sessionOptions } = options;
+  const { log, ...sessionOptions } = options;
   const { config } = sessionOptions;
-  for (const warning of configWarnings) log.warn(warning.message);
   const transport = new StdioTransport({ maxLineBytes: maxMessageBytes(config) });
   // (A profile not in the list, a test's, cannot be named to a worker: it runs here.)
   const inWorker = isPostgresUrl(config.dbPath) &&

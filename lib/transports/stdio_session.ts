@@ -9,10 +9,10 @@
  * @module
  */
 
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+import type { Transport } from "../mcp/_sdk.ts";
 import { SessionRecord } from "../bus/attendance.ts";
 import { PeerRegistration } from "../bus/mail.ts";
-import { redactUrl, type ResolvedConfig } from "../config.ts";
+import { type ConfigWarning, redactUrl, type ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Profile } from "../mcp/profiles/mod.ts";
 import { createServer, type ServerOptions } from "../mcp/server.ts";
@@ -22,6 +22,8 @@ import { openRuntime } from "../runtime.ts";
 export interface StdioSessionOptions extends Omit<ServerOptions, "record"> {
   profile: Profile;
   config: ResolvedConfig;
+  /** What was wrong with the configuration (logged as the runtime opens). */
+  configWarnings?: ConfigWarning[];
 }
 
 /** A running session. */
@@ -39,7 +41,11 @@ export async function openStdioSession(
   log: Logger,
 ): Promise<StdioSession> {
   const { config } = options;
-  const runtime = openRuntime(config, { log, indexing: true });
+  const runtime = openRuntime(config, {
+    log,
+    indexing: true,
+    configWarnings: options.configWarnings,
+  });
   const { bus, search } = runtime;
   const { profile } = options;
   const registration = profile.stdio.registerPeer && options.agent

@@ -19,9 +19,7 @@
  * @module
  */
 
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
-// @ts-types="@modelcontextprotocol/sdk/types"
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, JSONRPCMessageSchema, type Transport } from "../mcp/_sdk.ts";
 import { type Frame, FrameReader } from "./frame_reader.ts";
 
 /**

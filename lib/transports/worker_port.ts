@@ -6,9 +6,7 @@
  * @module
  */
 
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
-// @ts-types="@modelcontextprotocol/sdk/types"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, type Transport } from "../mcp/_sdk.ts";
 import type { StdioSessionOptions } from "./stdio_session.ts";
 
 /** A session's options as they cross to the worker: plain data, the profile by its name. */

@@ -11,7 +11,6 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/types"
 import {
   ErrorCode,
   GetPromptRequestSchema,
@@ -20,7 +19,7 @@ import {
   ListResourceTemplatesRequestSchema,
   McpError,
   ReadResourceRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "../_sdk.ts";
 import { agentList } from "../../bus/chat/agents.ts";
 import { busConfig } from "../../bus/chat/connect.ts";
 import { transcript } from "../../bus/chat/read.ts";

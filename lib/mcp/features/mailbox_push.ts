@@ -21,13 +21,12 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/types"
 import {
   ListResourcesRequestSchema,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "../_sdk.ts";
 import { bodyJson, bodyOf, drainMail, peekMailbox, peersOf, unreadMail } from "../../bus/mail.ts";
 import type { Bus } from "../../bus/mod.ts";
 import { onEachChange } from "../../bus/waiting.ts";

@@ -8,14 +8,13 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/types"
 import {
   CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   McpError,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "../_sdk.ts";
 import { findTopic, latestMessages, topicSummaries } from "../../bus/admin.ts";
 import { exportMarkdown } from "../../bus/export.ts";
 import type { Bus } from "../../bus/mod.ts";

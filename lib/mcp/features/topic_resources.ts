@@ -13,14 +13,13 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/types"
 import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "../_sdk.ts";
 import { findTopic, latestMessages, topicLatestSeq, topicSummaries } from "../../bus/admin.ts";
 import { exportMarkdown } from "../../bus/export.ts";
 import type { Bus } from "../../bus/mod.ts";

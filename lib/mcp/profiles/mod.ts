@@ -14,6 +14,7 @@ import { student } from "./student.ts";
 import { teacher } from "./teacher.ts";
 
 export type { Profile } from "./profile.ts";
+export type { Feature, FeatureContext } from "../features/mod.ts";
 
 /** Every profile, the default (`peer`) first. */
 export const PROFILES: readonly Profile[] = [peer, peerbus, mailbox, teacher, student, chatbus];

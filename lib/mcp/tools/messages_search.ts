@@ -5,8 +5,7 @@
  * @module
  */
 
-import { z } from "zod";
-import { searchArgsOf, searchInput } from "../../search/schema.ts";
+import { searchArgsOf, searchInput, searchResultSchema } from "../../search/schema.ts";
 import { defineTool } from "../define_tool.ts";
 import { oneLine, quote } from "../text.ts";
 
@@ -25,28 +24,7 @@ export const messagesSearchTool = defineTool({
     "message_type, since/until (unix seconds or ISO dates). Snippets mark matches with «». " +
     "No topic_join needed. Set include_content=true for full bodies.",
   input: searchInput,
-  output: z.object({
-    query: z.string(),
-    mode: z.enum(["hybrid", "fts", "semantic"]),
-    topic_id: z.string().nullable(),
-    include_content: z.boolean(),
-    results: z.array(z.object({
-      topic_id: z.string(),
-      topic_name: z.string(),
-      message_id: z.string(),
-      seq: z.int(),
-      sender: z.string(),
-      message_type: z.string(),
-      created_at: z.number(),
-      snippet: z.string(),
-      rank: z.number().optional(),
-      fts_rank: z.number().nullable().optional(),
-      semantic_score: z.number().nullable().optional(),
-      score: z.number().optional(),
-      content_markdown: z.string().optional(),
-    })),
-    count: z.int(),
-  }),
+  output: searchResultSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   usesDb: true,
   async run(args, { search }) {

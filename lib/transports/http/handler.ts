@@ -24,15 +24,12 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-// @ts-types="@modelcontextprotocol/sdk/types"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, WebStandardStreamableHTTPServerTransport } from "../../mcp/_sdk.ts";
 import { BusError, type ErrorCode, httpStatusOf } from "../../errors.ts";
 import { createServer, type ServerDeps } from "../../mcp/server.ts";
 import { createToolRunner } from "../../mcp/tool_runner.ts";
 import { createConsole, type WebConsole } from "../../console/mod.ts";
-import { errorResponse } from "../../console/respond.ts";
+import { errorResponse } from "../../http_respond.ts";
 import { cookie, TOKEN_COOKIE, tokenExchange } from "./console_auth.ts";
 import { checkRequest, type GuardPolicy } from "./guard.ts";
 import { type Profile, profile } from "../../mcp/profiles/mod.ts";

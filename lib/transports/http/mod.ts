@@ -52,8 +52,11 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
         `"Authorization: Bearer <token>"), or bind 127.0.0.1`,
     );
   }
-  for (const warning of options.configWarnings) log.warn(warning.message);
-  const runtime = openRuntime(config, { log, indexing: true });
+  const runtime = openRuntime(config, {
+    log,
+    indexing: true,
+    configWarnings: options.configWarnings,
+  });
   const { bus, search } = runtime;
   const handler = createHttpHandler({
     deps: { bus, search },

@@ -6,8 +6,7 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { WebStandardStreamableHTTPServerTransport } from "../../mcp/_sdk.ts";
 
 /** One open session. */
 export interface SessionEntry {

@@ -8,9 +8,8 @@
  * @module
  */
 
-// @ts-types="@modelcontextprotocol/sdk/types"
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import { readCappedBody } from "../../console/respond.ts";
+import { isInitializeRequest } from "../../mcp/_sdk.ts";
+import { readCappedBody } from "../../http_respond.ts";
 
 /** A parsed body, or the refusal to answer with. */
 export type Body = { value: unknown } | { status: 400 | 413; code: number; message: string };

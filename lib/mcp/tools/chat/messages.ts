@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { ContentBlock } from "@modelcontextprotocol/sdk/types";
+import type { ContentBlock } from "../../_sdk.ts";
 import { z } from "zod";
 import { fitJson, truncatedWarning } from "../../../budget.ts";
 import { postMessage } from "../../../bus/chat/post.ts";

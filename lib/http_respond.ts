@@ -1,13 +1,14 @@
 /**
- * The web console's HTTP vocabulary: JSON answers, JSON errors shaped like
- * the tools' (`{error: {code, message}}`, the same codes), query parameters
- * typed for a route's schema, and request bodies read as JSON up to a size.
+ * The HTTP vocabulary the web console and the HTTP transport share: JSON
+ * answers, JSON errors shaped like the tools' (`{error: {code, message}}`,
+ * the same codes), inert headers, query parameters typed for a route's
+ * schema, and request bodies read as JSON up to a size.
  *
  * @module
  */
 
 import { z } from "zod";
-import { BusError, httpStatusOf, invalidArgument } from "../errors.ts";
+import { BusError, httpStatusOf, invalidArgument } from "./errors.ts";
 
 const NO_STORE = { "cache-control": "no-store" };
 
