@@ -30,15 +30,7 @@ import {
 } from "./sqlite.ts";
 
 export type { MigrationState } from "./migrate.ts";
-export type {
-  ChangedTopics,
-  Query,
-  SqlValue,
-  Statement,
-  Store,
-  StoreOptions,
-  WriteOptions,
-} from "./types.ts";
+export type * from "./types.ts";
 export { type PostgresProbe, sessionSettings } from "./postgres/mod.ts";
 
 /** True when `location` names a PostgreSQL database. */

@@ -1,12 +1,51 @@
 /**
  * Helpers for chatbus (seed 002) tests: connect an agent, post under the
- * sync protocol, and read `msg_wait`'s content blocks back.
+ * sync protocol (through a client, or in process on a bus), and read
+ * `msg_wait`'s content blocks back.
  *
  * @module
  */
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
+import { busConnect } from "../../lib/bus/chat/connect.ts";
+import { postMessage, type PostResult } from "../../lib/bus/chat/post.ts";
+import type { Bus } from "../../lib/bus/mod.ts";
+import { Session } from "../../lib/bus/session.ts";
 import type { ToolCaller } from "./peer.ts";
+
+/**
+ * An agent connected in process to `threadName` on `bus`, whose `post`
+ * sends under the sync protocol with the context its previous post (or the
+ * connect) returned.
+ */
+export async function connectPoster(bus: Bus, threadName: string) {
+  const session = new Session();
+  const connected = await busConnect(bus, session, {
+    thread_name: threadName,
+    ide: "t",
+    model: "m",
+  });
+  let context = { seq: connected.current_seq, token: connected.reply_token };
+  return {
+    session,
+    connected,
+    /** The thread's seq the next post expects. */
+    get seq(): number {
+      return context.seq;
+    },
+    async post(content: string): Promise<PostResult> {
+      const posted = await postMessage(bus, session, {
+        thread_id: connected.thread.thread_id,
+        author: connected.agent.agent_id,
+        content,
+        expected_last_seq: context.seq,
+        reply_token: context.token,
+      });
+      context = { seq: posted.current_seq!, token: posted.reply_token! };
+      return posted;
+    },
+  };
+}
 
 /** An agent connected to a thread, with its latest sync context. */
 export interface ChatAgent {

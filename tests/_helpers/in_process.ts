@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Env } from "../../lib/config.ts";
-import { type Profile, profile as builtIn, type ProfileName } from "../../lib/mcp/profiles/mod.ts";
+import { type Profile, profile as builtIn } from "../../lib/mcp/profiles/mod.ts";
 import { createServer, type ServerOptions } from "../../lib/mcp/server.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -34,7 +34,7 @@ export interface InProcess extends ToolCaller, AsyncDisposable {
 /** Serve `profile` on `dbPath` in this process and connect a client to it. */
 export async function connectInProcess(
   dbPath: string,
-  profile: ProfileName | Profile,
+  profile: string | Profile,
   options: { env?: Env; server?: ServerOptions; onClient?: (client: Client) => void } = {},
 ): Promise<InProcess> {
   const bus = openTestBus(dbPath, options.env ?? {});

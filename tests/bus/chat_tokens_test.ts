@@ -6,11 +6,9 @@
  */
 
 import assert from "node:assert/strict";
-import { busConnect } from "../../lib/bus/chat/connect.ts";
-import { postMessage } from "../../lib/bus/chat/post.ts";
 import { hashSecret, newAgentToken, newReplyToken } from "../../lib/bus/chat/wire.ts";
-import { Session } from "../../lib/bus/session.ts";
 import { openTestBus } from "../_helpers/bus.ts";
+import { connectPoster } from "../_helpers/chat.ts";
 import { readRows } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -19,19 +17,8 @@ Deno.test("a chatbus agent's consumed reply tokens are dropped after ten minutes
   const dbPath = `${tmp.path}/bus.sqlite`;
   let clock = 1_800_000_000;
   await using bus = openTestBus(dbPath, {}, { now: () => clock });
-  const session = new Session();
-  const connected = await busConnect(bus, session, { thread_name: "tokens", ide: "t", model: "m" });
-  let context = { seq: connected.current_seq, token: connected.reply_token };
-  const postOnce = async (content: string) => {
-    const posted = await postMessage(bus, session, {
-      thread_id: connected.thread.thread_id,
-      author: connected.agent.agent_id,
-      content,
-      expected_last_seq: context.seq,
-      reply_token: context.token,
-    });
-    context = { seq: posted.current_seq!, token: posted.reply_token! };
-  };
+  const agent = await connectPoster(bus, "tokens");
+  const postOnce = (content: string) => agent.post(content);
   const tokens = async () =>
     Number((await readRows(dbPath, "SELECT COUNT(*) AS n FROM bus_reply_tokens"))[0]!.n);
   for (let i = 0; i < 50; i++) await postOnce(`post ${i}`);

@@ -8,14 +8,13 @@
 import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { ProfileName } from "../../lib/mcp/profiles/mod.ts";
 import { connectInProcess } from "../_helpers/in_process.ts";
 import { INIT_PARAMS, rawServer } from "../_helpers/raw.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const NOT_OBJECTS: unknown[] = [[], "str", 5, true, [{ topic_id: "x" }]];
 
-const PROFILES: { profile: ProfileName; tool: string; agent?: string }[] = [
+const PROFILES: { profile: string; tool: string; agent?: string }[] = [
   { profile: "peer", tool: "topic_list" },
   { profile: "peerbus", tool: "bus.peers", agent: "alice" },
   { profile: "mailbox", tool: "check_mail", agent: "alice" },

@@ -16,12 +16,10 @@
 
 import assert from "node:assert/strict";
 import type { PostgresStore } from "../../lib/store/postgres/mod.ts";
-import { busConnect } from "../../lib/bus/chat/connect.ts";
-import { postMessage } from "../../lib/bus/chat/post.ts";
 import { waitMessages } from "../../lib/bus/chat/read.ts";
 import { drainMail, sendMail } from "../../lib/bus/mail.ts";
-import { Session } from "../../lib/bus/session.ts";
 import { openTestBus } from "../_helpers/bus.ts";
+import { connectPoster } from "../_helpers/chat.ts";
 import { connectInProcess } from "../_helpers/in_process.ts";
 import { clusterTest } from "../_helpers/postgres.ts";
 
@@ -117,20 +115,13 @@ await clusterTest(
 await clusterTest("a chatbus msg_post is 2 round trips on PostgreSQL", async (pg) => {
   await using bus = openTestBus(pg.url);
   const store = bus.store as PostgresStore;
-  const session = new Session();
-  const connected = await busConnect(bus, session, { thread_name: "t", ide: "test", model: "m" });
-  let context = { seq: connected.current_seq, token: connected.reply_token };
+  const agent = await connectPoster(bus, "t");
+  const { session, connected } = agent;
   const tripsOf = async (content: string) => {
     const before = store.roundTrips;
-    const posted = await postMessage(bus, session, {
-      thread_id: connected.thread.thread_id,
-      author: connected.agent.agent_id,
-      content,
-      expected_last_seq: context.seq,
-      reply_token: context.token,
-    });
-    assert.equal(posted.seq, context.seq + 1);
-    context = { seq: posted.current_seq!, token: posted.reply_token! };
+    const expected = agent.seq + 1;
+    const posted = await agent.post(content);
+    assert.equal(posted.seq, expected);
     return store.roundTrips - before;
   };
   await tripsOf("warm: the first call prepares statements");

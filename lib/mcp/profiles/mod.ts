@@ -19,9 +19,6 @@ export type { Feature, FeatureContext } from "../features/mod.ts";
 /** Every profile, the default (`peer`) first. */
 export const PROFILES: readonly Profile[] = [peer, peerbus, mailbox, teacher, student, chatbus];
 
-/** Names of the built-in profiles. */
-export type ProfileName = "peer" | "peerbus" | "mailbox" | "teacher" | "student" | "chatbus";
-
 /** Their names, in the list's order. */
 export const PROFILE_NAMES: readonly string[] = PROFILES.map((p) => p.name);
 
@@ -30,9 +27,15 @@ export function profileNamed(name: string): Profile | undefined {
   return PROFILES.find((p) => p.name === name);
 }
 
-/** The built-in profile `name`. */
-export function profile(name: ProfileName): Profile {
-  return profileNamed(name)!;
+/**
+ * The built-in profile `name`.
+ *
+ * @throws {Error} for a name no profile has (a mistake in the caller)
+ */
+export function profile(name: string): Profile {
+  const found = profileNamed(name);
+  if (!found) throw new Error(`No profile "${name}"; the profiles are ${PROFILE_NAMES.join(", ")}`);
+  return found;
 }
 
 /** The profiles `--role` and `MCP_ROLE` choose from. */

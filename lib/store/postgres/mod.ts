@@ -224,11 +224,16 @@ export class PostgresStore implements Store {
   }
 
   gather(queries: readonly Query[]): Record<string, unknown>[][] {
+    return this.#batch(queries, () => this.#flush());
+  }
+
+  /** Queue `queries`, let `send` send them, and return each one's rows. */
+  #batch(queries: readonly Query[], send: () => void): Record<string, unknown>[][] {
     const pending = queries.map((query) => {
       const statement = this.stmt(query.sql);
       return { statement, entry: statement.queue(query.params) };
     });
-    this.#flush();
+    send();
     return pending.map(({ statement, entry }) => statement.rowsOf(entry));
   }
 
@@ -336,12 +341,7 @@ export class PostgresStore implements Store {
 
   finish(queries: readonly Query[]): Record<string, unknown>[][] {
     if (this.#commit === undefined) return this.gather(queries); // (a read: it ends by itself)
-    const pending = queries.map((query) => {
-      const statement = this.stmt(query.sql);
-      return { statement, entry: statement.queue(query.params) };
-    });
-    this.#sendCommit();
-    return pending.map(({ statement, entry }) => statement.rowsOf(entry));
+    return this.#batch(queries, () => this.#sendCommit());
   }
 
   read<T>(fn: () => T): T {
