@@ -24,7 +24,8 @@
  * @module
  */
 
-import { type CallToolResult, WebStandardStreamableHTTPServerTransport } from "../../mcp/_sdk.ts";
+import type { CallToolResult } from "../../mcp/_sdk.ts";
+import { WebStandardStreamableHTTPServerTransport } from "../../mcp/_sdk_http.ts";
 import { BusError, type ErrorCode, httpStatusOf } from "../../errors.ts";
 import { createServer, type ServerDeps } from "../../mcp/server.ts";
 import { createToolRunner } from "../../mcp/tool_runner.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { WebStandardStreamableHTTPServerTransport } from "../../mcp/_sdk.ts";
+import type { WebStandardStreamableHTTPServerTransport } from "../../mcp/_sdk_http.ts";
 
 /** One open session. */
 export interface SessionEntry {
