@@ -128,12 +128,18 @@ function stallRows(stall: StallResult | string): Row[] {
       stall.otherSend.p99 <= 100 && stall.lost === 0,
     ],
     [
-      `PostgreSQL: during that stall, \`ping\` on the stalled host's busy server, p99`,
+      `PostgreSQL: during that stall, \`ping\` on the stalled host's busy stdio server, p99`,
       "≤ 100 ms",
       `${ms(stall.stalledPing.p99)} (p50 ${ms(stall.stalledPing.p50)}, max ${
         ms(stall.stalledPing.max)
       })`,
       stall.stalledPing.p99 <= 100,
+    ],
+    [
+      `PostgreSQL: during that stall, \`ping\` on another session of the stalled host's HTTP node, p99`,
+      "≤ 100 ms",
+      `${ms(stall.nodePing.p99)} (p50 ${ms(stall.nodePing.p50)}, max ${ms(stall.nodePing.max)})`,
+      stall.nodePing.p99 <= 100,
     ],
   ];
 }

@@ -2,15 +2,19 @@
  * A stall on one host's path to PostgreSQL, across network namespaces: the
  * proxy between host one's agent-bus and the database stops forwarding for
  * `seconds` without closing anything, while host one's agent keeps trying
- * to send. Measured meanwhile: the other host's sends to another topic, and
- * `ping` answered by host one's stalled server (its session busy with the
- * sends that wait for the database). Needs root, `ip netns` and Debian's
+ * to send. Measured meanwhile: the other host's sends to another topic,
+ * `ping` answered by host one's stalled stdio server (its session busy with
+ * the sends that wait for the database), and `ping` answered to one session
+ * of host one's `agent-bus http` node while another of its sessions keeps
+ * sending into the stall. Needs root, `ip netns` and Debian's
  * PostgreSQL; undefined, with the reason, where they are missing.
  *
  * @module
  */
 
+import { startHttpServer } from "../tests/_helpers/http.ts";
 import { netnsUnavailable } from "../tests/_helpers/netns.ts";
+import { startNodeSessions } from "../tests/_helpers/node_sessions.ts";
 import { startPeer } from "../tests/_helpers/peer.ts";
 import { fleetWithPostgres, peerOn, stallProxyOn } from "../tests/_helpers/pg_fleet.ts";
 import { postgresBin } from "../tests/_helpers/postgres.ts";
@@ -21,8 +25,10 @@ export interface StallResult {
   seconds: number;
   /** The other host's sends (one message each, every 50 ms). */
   otherSend: Distribution;
-  /** `ping` on the stalled host's server, every 100 ms. */
+  /** `ping` on the stalled host's stdio server, every 100 ms. */
   stalledPing: Distribution;
+  /** `ping` on another session of the stalled host's HTTP node, every 100 ms. */
+  nodePing: Distribution;
   /** Sends the other host had acknowledged, and how many of them a reader found after. */
   acknowledged: number;
   lost: number;
@@ -42,9 +48,15 @@ export async function benchStall(seconds: number): Promise<StallResult> {
     dbPath: proxy.url,
     prefix: setup.fleet.hosts[0]!.exec,
   });
+  await using node = await startHttpServer({
+    dbPath: proxy.url,
+    prefix: setup.fleet.hosts[0]!.exec,
+  });
   await using other = await peerOn(setup, 1);
   const mine = (await other.ok("topic_create", { name: "stalled" })).topic_id;
   const theirs = (await other.ok("topic_create", { name: "carries on" })).topic_id;
+  const nodes = (await other.ok("topic_create", { name: "stalled node" })).topic_id as string;
+  await using sessions = await startNodeSessions(node.url, nodes, setup.fleet.hosts[0]!.exec);
   await stalled.ok("topic_join", { agent_name: "stuck", topic_id: mine });
   await other.ok("topic_join", { agent_name: "goes-on", topic_id: theirs });
 
@@ -70,6 +82,7 @@ export async function benchStall(seconds: number): Promise<StallResult> {
       await pause(100);
     }
   })();
+  const onNode = sessions.run(seconds);
   const sends: number[] = [];
   let acknowledged = 0;
   for (let i = 0; during(); i++) {
@@ -84,7 +97,7 @@ export async function benchStall(seconds: number): Promise<StallResult> {
     await pause(50);
   }
   await proxy.resume();
-  await Promise.all([stuck, pinging]);
+  const [, , { pings: nodePings }] = await Promise.all([stuck, pinging, onNode]);
 
   await using reader = await peerOn(setup, 1);
   await reader.ok("topic_join", { agent_name: "reader", topic_id: theirs });
@@ -99,6 +112,7 @@ export async function benchStall(seconds: number): Promise<StallResult> {
     seconds,
     otherSend: distribution(sends),
     stalledPing: distribution(pings),
+    nodePing: distribution(nodePings),
     acknowledged,
     lost: Math.max(0, acknowledged - found),
   };

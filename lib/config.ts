@@ -87,6 +87,12 @@ export interface HttpConfig {
    * notifications while `sync` waits).
    */
   jsonResponse: boolean | undefined;
+  /**
+   * Session workers of a node on PostgreSQL: its MCP sessions and REST calls
+   * are spread over this many threads, each with its own connections, so a
+   * call stalled on the database holds only its own thread's sessions.
+   */
+  workers: number;
 }
 
 /** Wire formats of embedding endpoints. */
@@ -149,6 +155,7 @@ export const DEFAULTS = {
   peerLeaseSeconds: 60,
   httpSessionIdleSeconds: 1800,
   httpKeepAliveSeconds: 15,
+  httpWorkers: 4,
   httpPort: 8765,
   maxQuestionChars: 8000,
   maxAnswerChars: 65536,
@@ -309,6 +316,12 @@ export function loadConfig(
       jsonResponse: env.AGENT_BUS_HTTP_JSON_RESPONSE?.trim()
         ? readBool(env, "AGENT_BUS_HTTP_JSON_RESPONSE", false, warnings)
         : undefined,
+      workers: int({
+        variable: "AGENT_BUS_HTTP_WORKERS",
+        fallback: DEFAULTS.httpWorkers,
+        min: 1,
+        max: 64,
+      }),
     },
   };
   return { config, warnings };

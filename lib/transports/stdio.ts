@@ -20,6 +20,7 @@ import { redactUrl } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { profileNamed } from "../mcp/profiles/mod.ts";
 import { isPostgresUrl } from "../runtime.ts";
+import { localAnswer, ToolListWatch } from "./local_answers.ts";
 import { maxMessageBytes } from "./limits.ts";
 import { openStdioSession, type StdioSession, type StdioSessionOptions } from "./stdio_session.ts";
 import { StdioTransport } from "./stdio_transport.ts";
@@ -60,9 +61,8 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
 }
 
 /**
- * Run the session in a worker and relay its messages, answering `ping` here
- * and `tools/list` from the session's first answer to it (tools never change
- * during a session: `listChanged` is false).
+ * Run the session in a worker and relay its messages, answering `ping` and
+ * `tools/list` here (`local_answers.ts`).
  */
 async function openSessionWorker(
   transport: StdioTransport,
@@ -72,7 +72,7 @@ async function openSessionWorker(
   const worker = new Worker(new URL("./stdio_worker.ts", import.meta.url), { type: "module" });
   const post = (message: ToWorker) => worker.postMessage(message);
   const { promise: closed, resolve } = Promise.withResolvers<void>();
-  const listing = new Set<string | number>();
+  const watch = new ToolListWatch();
   let tools: unknown;
   worker.onmessage = (event: MessageEvent<FromWorker>) => {
     const data = event.data;
@@ -81,10 +81,7 @@ async function openSessionWorker(
       resolve();
       return;
     }
-    const message = data.message as { id?: string | number; result?: unknown };
-    if (message.id !== undefined && listing.delete(message.id) && "result" in message) {
-      tools = message.result;
-    }
+    tools = watch.response(data.message) ?? tools;
     void transport.send(data.message);
   };
   worker.onerror = (event) => {
@@ -94,19 +91,12 @@ async function openSessionWorker(
     resolve();
   };
   transport.onmessage = (message: JSONRPCMessage) => {
-    const request = message as { id?: string | number; method?: string };
-    const answer = request.id === undefined
-      ? undefined
-      : request.method === "ping"
-      ? {}
-      : request.method === "tools/list"
-      ? tools
-      : undefined;
+    const answer = localAnswer(message, tools);
     if (answer !== undefined) {
-      void transport.send({ jsonrpc: "2.0", id: request.id!, result: answer } as JSONRPCMessage);
+      void transport.send(answer);
       return;
     }
-    if (request.method === "tools/list") listing.add(request.id!);
+    watch.request(message);
     post({ kind: "message", message });
   };
   let stopping = false;

@@ -31,9 +31,19 @@ export interface HttpServer extends AsyncDisposable {
  * @returns the server; dispose it to stop the process
  */
 export async function startHttpServer(
-  options: { dbPath: string; env?: Record<string, string>; args?: string[]; command?: string },
+  options: {
+    dbPath: string;
+    env?: Record<string, string>;
+    args?: string[];
+    command?: string;
+    /** Run the server on another "host": the command is prefixed with this (`ip netns exec …`). */
+    prefix?: string[];
+  },
 ): Promise<HttpServer> {
-  const [command, ...args] = options.command ? [options.command] : serverCommand(options.dbPath);
+  const [command, ...args] = [
+    ...(options.prefix ?? []),
+    ...(options.command ? [options.command] : serverCommand(options.dbPath)),
+  ];
   const child = new Deno.Command(command!, {
     args: [...args, "http", "--port", "0", ...(options.args ?? [])],
     env: { ...inheritedEnv(), AGENT_BUS_DB: storeLocation(options.dbPath), ...options.env },

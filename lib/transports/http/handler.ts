@@ -36,6 +36,7 @@ import { checkRequest, type GuardPolicy } from "./guard.ts";
 import { type Profile, profile } from "../../mcp/profiles/mod.ts";
 import { type Route, routeOf } from "./routes.ts";
 import { SessionRegistry } from "./sessions.ts";
+import { ToolListWatch } from "../local_answers.ts";
 import { isShorthand, readJson, rpcError, startsSession } from "./wire.ts";
 
 /** What {@linkcode createHttpHandler} needs. */
@@ -50,6 +51,18 @@ export interface HttpHandlerOptions {
   jsonResponse: boolean | undefined;
   /** What `/mcp` serves (default the peer profile). */
   atMcp?: Profile;
+  /** Told of sessions opening and closing, and of their tool lists (a node's session worker). */
+  observer?: SessionObserver;
+}
+
+/** What a session worker tells its node's front (`node_pool.ts`) about its sessions. */
+export interface SessionObserver {
+  /** A session opened on the route with this key. */
+  opened(sessionId: string, route: string): void;
+  /** A session closed (its transport closed, it idled out, or the server stops). */
+  closed(sessionId: string): void;
+  /** A session on the route with this key answered `tools/list` with `tools`. */
+  listed(route: string, tools: unknown): void;
 }
 
 /** A request handler and what it holds open. */
@@ -57,6 +70,8 @@ export interface HttpHandler {
   handle(request: Request): Promise<Response>;
   /** Number of open MCP sessions. */
   readonly sessions: number;
+  /** Mark a session as used now (its front answered it). */
+  touch(sessionId: string): void;
   /** Close every session. */
   close(): Promise<void>;
 }
@@ -66,6 +81,7 @@ const SESSION_HEADER = "mcp-session-id";
 /** Build the handler that `Deno.serve` calls. */
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const registry = new SessionRegistry({ idleMs: options.sessionIdleMs });
+  const { observer } = options;
   const atMcp = options.atMcp ?? profile("peer");
   // Shorthand calls end with the server. (Deno aborts `request.signal` after
   // every response and warns when something listens to it.)
@@ -164,7 +180,10 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     const close = async (): Promise<void> => {
       if (closed) return;
       closed = true;
-      if (transport.sessionId) registry.remove(transport.sessionId);
+      if (transport.sessionId) {
+        registry.remove(transport.sessionId);
+        observer?.closed(transport.sessionId);
+      }
       await created.close();
     };
     const transport: WebStandardStreamableHTTPServerTransport =
@@ -173,10 +192,12 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         enableJsonResponse: options.jsonResponse ?? route.profile.http.jsonResponse,
         onsessioninitialized: (id) => {
           registry.add(id, { transport, close, route: route.key, lastSeen: performance.now() });
+          observer?.opened(id, route.key);
         },
       });
     transport.onclose = () => void close();
     await created.server.connect(transport);
+    if (observer) watchToolList(transport, (tools) => observer.listed(route.key, tools));
     const response = await transport.handleRequest(request, { parsedBody });
     if (transport.sessionId === undefined) await close(); // the initialize was refused
     return response;
@@ -204,10 +225,32 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     get sessions() {
       return registry.size;
     },
+    touch(sessionId) {
+      registry.touch(sessionId);
+    },
     close() {
       shutdown.abort();
       return registry.closeAll();
     },
+  };
+}
+
+/** Call `listed` with a session's answers to `tools/list` (after the server connected). */
+function watchToolList(
+  transport: WebStandardStreamableHTTPServerTransport,
+  listed: (tools: unknown) => void,
+): void {
+  const watch = new ToolListWatch();
+  const receive = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    watch.request(message);
+    receive?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const tools = watch.response(message);
+    if (tools !== undefined) listed(tools);
+    return send(message, options);
   };
 }
 

@@ -5,7 +5,10 @@
  * Streamable HTTP (see `handler.ts` for the routes). It binds 127.0.0.1 by
  * default and refuses to bind any other address without a bearer token.
  * It runs until SIGINT or SIGTERM (or `signal`), then closes every session,
- * stops listening and closes the database.
+ * stops listening and closes the database. On SQLite one thread serves
+ * everything; on PostgreSQL the sessions are spread over workers with
+ * connections of their own (`node_pool.ts`), so a stalled database call
+ * holds only its own worker.
  *
  * @module
  */
@@ -13,11 +16,11 @@
 import { type ConfigWarning, DEFAULTS, redactUrl, type ResolvedConfig } from "../../config.ts";
 import { BusError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import { openRuntime } from "../../runtime.ts";
-import { maxMessageBytes } from "../limits.ts";
-import { guardPolicy, isLoopback } from "./guard.ts";
-import { createHttpHandler } from "./handler.ts";
-import type { Profile } from "../../mcp/profiles/mod.ts";
+import { isPostgresUrl } from "../../runtime.ts";
+import { isLoopback } from "./guard.ts";
+import { openNode, type Serving } from "./node.ts";
+import { NodePool } from "./node_pool.ts";
+import { type Profile, profile, profileNamed } from "../../mcp/profiles/mod.ts";
 import { onShutdownSignal } from "../../signals.ts";
 
 /** Options of {@linkcode serveHttp}. */
@@ -52,20 +55,19 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
         `"Authorization: Bearer <token>"), or bind 127.0.0.1`,
     );
   }
-  const runtime = openRuntime(config, {
-    log,
-    indexing: true,
-    configWarnings: options.configWarnings,
-  });
-  const { bus, search } = runtime;
-  const handler = createHttpHandler({
-    deps: { bus, search },
-    policy: guardPolicy(hostname, config.http),
-    maxBodyBytes: maxMessageBytes(config),
-    sessionIdleMs: config.http.sessionIdleSeconds * 1000,
-    jsonResponse: config.http.jsonResponse,
-    atMcp: options.atMcp,
-  });
+  // On PostgreSQL the sessions run in workers (`node_pool.ts`). (A profile not in
+  // the list, a test's, cannot be named to a worker: it is served here.)
+  const atMcp = options.atMcp ?? profile("peer");
+  const serving: Serving = isPostgresUrl(config.dbPath) && profileNamed(atMcp.name) === atMcp
+    ? await NodePool.open({ config, configWarnings: options.configWarnings, log, hostname, atMcp })
+    : openNode({
+      config,
+      log,
+      hostname,
+      atMcp,
+      indexing: true,
+      configWarnings: options.configWarnings,
+    });
 
   const stopper = new AbortController();
   const stop = () => stopper.abort();
@@ -81,17 +83,17 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
         log.info("agent-bus http server ready", { url, db: redactUrl(config.dbPath) });
         options.onListen?.(url);
       },
-    }, (request) => handler.handle(request));
+    }, (request) => serving.handle(request));
     await new Promise<void>((resolve) => {
       if (stopper.signal.aborted) resolve();
       stopper.signal.addEventListener("abort", () => resolve(), { once: true });
     });
     // Open SSE streams would hold a graceful shutdown forever: end the sessions first.
-    await handler.close();
+    await serving.closeSessions();
     await server.shutdown();
   } finally {
     stopListening();
     options.signal?.removeEventListener("abort", stop);
-    await runtime.close();
+    await serving.close();
   }
 }

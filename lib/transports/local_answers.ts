@@ -1,0 +1,56 @@
+/**
+ * What a front answers without its session's thread: a front (the thread
+ * that owns a connection, while the session runs in a worker that may be
+ * waiting for a stalled database) answers `ping` at once, and `tools/list`
+ * from the session's own first answer to it (a session's tools never change:
+ * `listChanged` is false). Used by the stdio server's front and by the HTTP
+ * node's (`http/node_pool.ts`).
+ *
+ * @module
+ */
+
+import type { JSONRPCMessage } from "../mcp/_sdk.ts";
+
+type RequestLike = { id?: string | number; method?: string; params?: { cursor?: unknown } };
+
+/** A request for the whole tool list (not a later page), told from any message. */
+function isToolList(message: RequestLike): boolean {
+  return message.id !== undefined && message.method === "tools/list" &&
+    message.params?.cursor === undefined;
+}
+
+/**
+ * The front's answer to `message`, or undefined when the session must answer.
+ *
+ * @param tools the session's tool list once known
+ */
+export function localAnswer(message: unknown, tools: unknown): JSONRPCMessage | undefined {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
+  const request = message as RequestLike;
+  if (request.id === undefined) return undefined;
+  const result = request.method === "ping"
+    ? {}
+    : isToolList(request) && tools !== undefined
+    ? tools
+    : undefined;
+  if (result === undefined) return undefined;
+  return { jsonrpc: "2.0", id: request.id, result } as JSONRPCMessage;
+}
+
+/** Watches a session's traffic for its answer to `tools/list`. */
+export class ToolListWatch {
+  readonly #asked = new Set<string | number>();
+
+  /** Note a request to the session. */
+  request(message: JSONRPCMessage): void {
+    const request = message as RequestLike;
+    if (isToolList(request)) this.#asked.add(request.id!);
+  }
+
+  /** The tool list when `message` answers a noted `tools/list`, else undefined. */
+  response(message: JSONRPCMessage): unknown {
+    const response = message as { id?: string | number; result?: unknown };
+    if (response.id === undefined || !this.#asked.delete(response.id)) return undefined;
+    return response.result;
+  }
+}

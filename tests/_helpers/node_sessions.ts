@@ -1,0 +1,121 @@
+/**
+ * Two MCP sessions on one `agent-bus http` node, driven from the node's own
+ * host (a network namespace the test process cannot reach): one keeps
+ * sending to a topic, the other pings every 100 ms, and the ping times come
+ * back. Run as a script on the host (`ip netns exec … deno run`), steered by
+ * {@linkcode startNodeSessions} through stdin and stdout: it says `ready`
+ * once both sessions have joined and listed their tools, starts on `go
+ * SECONDS`, and prints one JSON line of results.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { connectHttp } from "./http.ts";
+import { inheritedEnv } from "./peer.ts";
+
+/** What the sessions did meanwhile. */
+export interface NodeSessionsResult {
+  /** `ping` times of the session that only pinged, ms. */
+  pings: number[];
+  /** Sends the other session had acknowledged. */
+  sent: number;
+}
+
+/** The script, running on a host. */
+export interface NodeSessions extends AsyncDisposable {
+  /** Send and ping for `seconds`, then wait for the last send to end. */
+  run(seconds: number): Promise<NodeSessionsResult>;
+}
+
+/** Start the sessions on the node at `url` (as its host reaches it), sending to `topicId`. */
+export async function startNodeSessions(
+  url: string,
+  topicId: string,
+  prefix: string[],
+): Promise<NodeSessions> {
+  const child = new Deno.Command(prefix[0]!, {
+    args: [
+      ...prefix.slice(1),
+      Deno.execPath(),
+      "run",
+      "--allow-all",
+      fileURLToPath(import.meta.url),
+      url,
+      topicId,
+    ],
+    env: inheritedEnv(),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const writer = child.stdin.getWriter();
+  let buffered = "";
+  const next = async (): Promise<string> => {
+    while (!buffered.includes("\n")) {
+      const { value, done } = await lines.read();
+      if (done) throw new Error("the sessions script ended");
+      buffered += value;
+    }
+    const at = buffered.indexOf("\n");
+    const line = buffered.slice(0, at);
+    buffered = buffered.slice(at + 1);
+    return line;
+  };
+  if ((await next()) !== "ready") throw new Error("the sessions script did not start");
+  return {
+    async run(seconds) {
+      await writer.write(new TextEncoder().encode(`go ${seconds}\n`));
+      return JSON.parse(await next()) as NodeSessionsResult;
+    },
+    async [Symbol.asyncDispose]() {
+      await writer.close().catch(() => {});
+      await child.status;
+      lines.releaseLock();
+      await child.stdout.cancel().catch(() => {});
+    },
+  };
+}
+
+function say(line: string): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+}
+
+async function main(url: string, topicId: string): Promise<void> {
+  await using sender = await connectHttp(`${url}/mcp`);
+  await using pinger = await connectHttp(`${url}/mcp`);
+  for (const [session, name] of [[sender, "node-sender"], [pinger, "node-pinger"]] as const) {
+    await session.client.listTools();
+    await session.ok("topic_join", { agent_name: name, topic_id: topicId });
+  }
+  const input = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).getReader();
+  say("ready");
+  let said = "";
+  while (!said.includes("\n")) said += (await input.read()).value ?? "\n";
+  const seconds = Number(/^go (\d+)/.exec(said)?.[1] ?? 0);
+  const until = performance.now() + seconds * 1000;
+  let sent = 0;
+  const sending = (async () => {
+    for (let i = 0; performance.now() < until; i++) {
+      const result = await sender.call("sync", {
+        topic_id: topicId,
+        outbox: [{ content_markdown: `from the node ${i}`, client_message_id: `node-${i}` }],
+        wait_seconds: 0,
+      });
+      if (!result.isError) sent++;
+    }
+  })();
+  const pings: number[] = [];
+  while (performance.now() < until) {
+    const started = performance.now();
+    await pinger.client.ping({ timeout: 120_000 });
+    pings.push(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await sending;
+  say(JSON.stringify({ pings, sent } satisfies NodeSessionsResult));
+  input.releaseLock();
+}
+
+if (import.meta.main) await main(Deno.args[0]!, Deno.args[1]!);
