@@ -155,6 +155,8 @@ export class PostgresStore implements Store {
   /** The deadline of the next batch sent, when it waits for the write lock. */
   #lockWaitMs = 0;
   #listening = false;
+  /** When the `LISTEN` connection was lost (warned once per outage), while it is. */
+  #listenerLostAt: number | undefined;
   #roundTrips = 0;
   #probes = new Map<string, () => void>();
 
@@ -181,19 +183,18 @@ export class PostgresStore implements Store {
           if (from !== this.#instance) this.#changed(topics.length > 0 ? topics : undefined);
           return;
         }
-        if (event.kind === "listening") this.#listening = true;
-        if (event.kind === "listen-failed") {
-          this.#log.warn("Cannot listen for other processes' commits", { error: event.message });
-          return;
-        }
-        if (event.kind === "listener-stalled") {
-          this.#log.warn(
-            "The connection that hears other processes' commits stalled; reconnecting",
-            {
-              silent_ms: event.silentMs,
-            },
+        if (event.kind === "listen-failed" || event.kind === "listener-stalled") {
+          this.#listenerLost(
+            event.kind === "listen-failed" ? event.message : `silent for ${event.silentMs} ms`,
           );
           return;
+        }
+        this.#listening = true;
+        if (this.#listenerLostAt !== undefined) {
+          this.#log.warn("Hearing other processes' commits again", {
+            after_ms: Math.round(performance.now() - this.#listenerLostAt),
+          });
+          this.#listenerLostAt = undefined;
         }
         this.#changed();
       },
@@ -645,6 +646,19 @@ export class PostgresStore implements Store {
       { sql: "SELECT COALESCE(MAX(version), 0) AS v FROM bus_schema_migrations", params: [] },
     ]);
     return Number(row!.rows[0]!.v);
+  }
+
+  /** The `LISTEN` connection failed or stalled: say so once per outage (it reconnects by itself). */
+  #listenerLost(reason: string): void {
+    if (this.#listenerLostAt !== undefined) {
+      this.#log.debug("Still cannot listen for other processes' commits", { reason });
+      return;
+    }
+    this.#listenerLostAt = performance.now();
+    this.#log.warn(
+      "Lost the connection that hears other processes' commits; reconnecting until it is back",
+      { reason },
+    );
   }
 
   #changed(topics?: ChangedTopics): void {
