@@ -71,6 +71,10 @@ export interface QaLimits {
 
 /** Settings of `agent-bus http`. */
 export interface HttpConfig {
+  /** Address `agent-bus http` binds unless `--host` says (unset: 127.0.0.1). */
+  host: string | undefined;
+  /** Port `agent-bus http` listens on unless `--port` says. */
+  port: number;
   /** Bearer token; required when the server binds a non-loopback address. */
   token: string | undefined;
   /** Extra `Host` header values to accept (besides loopback names and the bound host). */
@@ -186,6 +190,7 @@ export function loadConfig(
   options: { cwd?: string } = {},
 ): { config: ResolvedConfig; warnings: ConfigWarning[] } {
   const warnings: ConfigWarning[] = [];
+  env = withAgentChatBusAliases(env, warnings);
   const int = (spec: IntSpec): number => readInt(env, spec, warnings);
   const config: ResolvedConfig = {
     dbPath: resolveDbPath(env, options.cwd, warnings),
@@ -298,6 +303,13 @@ export function loadConfig(
     },
     toolNames: readToolNames(env, warnings),
     http: {
+      host: env.AGENT_BUS_HTTP_HOST?.trim() || undefined,
+      port: int({
+        variable: "AGENT_BUS_HTTP_PORT",
+        fallback: DEFAULTS.httpPort,
+        min: 0,
+        max: 65535,
+      }),
       token: env.AGENT_BUS_HTTP_TOKEN?.trim() || undefined,
       allowedHosts: list(env.AGENT_BUS_HTTP_ALLOWED_HOSTS),
       allowedOrigins: list(env.AGENT_BUS_HTTP_ALLOWED_ORIGINS),
@@ -325,6 +337,48 @@ export function loadConfig(
     },
   };
   return { config, warnings };
+}
+
+/** AgentChatBus's variables that mean what one of ours means: read when ours is unset. */
+export const AGENTCHATBUS_ALIASES: Readonly<Record<string, string>> = {
+  AGENTCHATBUS_HOST: "AGENT_BUS_HTTP_HOST",
+  AGENTCHATBUS_PORT: "AGENT_BUS_HTTP_PORT",
+  AGENTCHATBUS_ALLOWED_HOSTS: "AGENT_BUS_HTTP_ALLOWED_HOSTS",
+};
+
+/** AgentChatBus's variables that have no equivalent here, with what to do instead. */
+const AGENTCHATBUS_INSTEAD: Readonly<Record<string, string>> = {
+  AGENTCHATBUS_DB: "agent-bus keeps its own database (AGENT_BUS_DB); bring yours over with " +
+    "`agent-bus db import-agentchatbus FILE`",
+  AGENTCHATBUS_ADMIN_TOKEN: "set AGENT_BUS_HTTP_TOKEN, which guards every route",
+};
+
+/**
+ * `env` with AgentChatBus's variables read as ours where they mean the same
+ * and ours is unset; a warning names those that mean nothing here.
+ */
+function withAgentChatBusAliases(env: Env, warnings: ConfigWarning[]): Env {
+  const aliased: Env = { ...env };
+  const ignored: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith("AGENTCHATBUS_") || value === undefined || value.trim() === "") continue;
+    const ours = AGENTCHATBUS_ALIASES[name];
+    if (ours !== undefined) {
+      if (!env[ours]?.trim()) aliased[ours] = value;
+    } else {
+      ignored.push(AGENTCHATBUS_INSTEAD[name] ? `${name} (${AGENTCHATBUS_INSTEAD[name]})` : name);
+    }
+  }
+  if (ignored.length > 0) {
+    warnings.push({
+      variable: "AGENTCHATBUS_*",
+      value: ignored.map((entry) => entry.split(" ")[0]).join(","),
+      message: `Ignoring AgentChatBus settings with no equivalent in agent-bus: ${
+        ignored.sort().join(", ")
+      }`,
+    });
+  }
+  return aliased;
 }
 
 /** The user's home directory from the environment (HOME, or USERPROFILE on Windows). */

@@ -71,8 +71,9 @@ export function json(body: unknown, status = 200, headers: HeadersInit = {}): Re
 
 /**
  * The REST wire format of an error, for anything a route threw: `{error:
- * {code, message}, ...context}` with the code's HTTP status (the one mapper
- * of this wire format; MCP routes answer JSON-RPC errors instead).
+ * {code, message}, detail, ...context}` with the code's HTTP status (the one
+ * mapper of this wire format; MCP routes answer JSON-RPC errors instead).
+ * `detail` repeats the message where AgentChatBus's clients read it.
  */
 export function errorResponse(error: unknown): Response {
   if (error instanceof BusError) {
@@ -83,12 +84,19 @@ export function errorResponse(error: unknown): Response {
       ? { "www-authenticate": "Bearer" }
       : {};
     return json(
-      { error: { code: error.code, message: error.message }, ...error.context },
+      {
+        error: { code: error.code, message: error.message },
+        detail: error.message,
+        ...error.context,
+      },
       status,
       headers,
     );
   }
-  return json({ error: { code: "INTERNAL_ERROR", message: "Internal error" } }, 500);
+  return json(
+    { error: { code: "INTERNAL_ERROR", message: "Internal error" }, detail: "Internal error" },
+    500,
+  );
 }
 
 /**

@@ -97,3 +97,25 @@ Deno.test("a database URL is never taken for a file path, and its password is re
   assert.equal(redactUrl(url), "postgres://bus:***@127.0.0.1:5432/bus");
   assert.equal(urlScheme("/tmp/x"), undefined);
 });
+
+Deno.test("loadConfig() reads AgentChatBus's variables where they mean ours, and names the rest", () => {
+  const { config, warnings } = loadConfig({
+    HOME: "/home/u",
+    AGENTCHATBUS_HOST: "0.0.0.0",
+    AGENTCHATBUS_PORT: "39765",
+    AGENTCHATBUS_ALLOWED_HOSTS: "bus.example",
+    AGENTCHATBUS_DB: "/data/bus.db",
+    AGENTCHATBUS_RATE_LIMIT: "30",
+  });
+  assert.equal(config.http.host, "0.0.0.0");
+  assert.equal(config.http.port, 39765);
+  assert.deepEqual(config.http.allowedHosts, ["bus.example"]);
+  assert.equal(config.dbPath, "/home/u/.agent_bus/agent_bus.sqlite", "their database is not ours");
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!.message, /AGENTCHATBUS_DB \(agent-bus keeps its own database/);
+  assert.match(warnings[0]!.message, /AGENTCHATBUS_RATE_LIMIT/);
+  // Ours win.
+  const both = loadConfig({ AGENTCHATBUS_PORT: "39765", AGENT_BUS_HTTP_PORT: "9000" }).config;
+  assert.equal(both.http.port, 9000);
+  assert.equal(loadConfig({}).config.http.port, 8765);
+});

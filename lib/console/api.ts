@@ -43,6 +43,7 @@ import { BusError, invalidArgument } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { searchArgsOf, searchInput } from "../search/schema.ts";
 import { parseInput } from "../validation.ts";
+import { chatbusRoutes } from "./chatbus_api.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { RouteSpec } from "./route_spec.ts";
 
@@ -55,6 +56,8 @@ export interface ApiDeps {
   search: SearchEngine;
   /** Largest request body, in bytes. */
   maxBodyBytes: number;
+  /** When the server started (ms since the epoch), for AgentChatBus's metrics. */
+  startedAt: number;
 }
 
 /** The name the console posts as unless told otherwise. */
@@ -287,6 +290,7 @@ export function routeSpecs(deps: ApiDeps): RouteSpec[] {
       responses: { "200": ok("Results; snippets mark hits with « and »", "SearchResult") },
       handle: async ({ query }) => json(await search.search(searchArgsOf(query))),
     }),
+    ...chatbusRoutes(bus, deps.startedAt),
   ];
   return routes as RouteSpec[];
 }

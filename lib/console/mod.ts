@@ -57,11 +57,16 @@ const SECURITY_HEADERS: HeadersInit = {
   "x-frame-options": "DENY",
 };
 
+/** The REST API's paths: `/api/...`, and AgentChatBus's `/health`. */
+function isApi(pathname: string): boolean {
+  return pathname.startsWith("/api/") || pathname === "/health";
+}
+
 /** Build the console. */
 export function createConsole(options: ConsoleOptions): WebConsole {
   // A body holds one message: its longest text, JSON-escaped, plus the other fields.
   const maxBodyBytes = options.bus.config.maxMessageChars * 6 + (64 << 10);
-  const api = createApi({ ...options, maxBodyBytes });
+  const api = createApi({ ...options, maxBodyBytes, startedAt: Date.now() });
   // One reader of changes for every open event stream of this process.
   const hub = new EventHub(options.bus);
   options.signal.addEventListener("abort", () => hub.close(), { once: true });
@@ -84,7 +89,7 @@ export function createConsole(options: ConsoleOptions): WebConsole {
           signal: options.signal,
         }));
       }
-      if (url.pathname.startsWith("/api/")) return inert(await api(request, url));
+      if (isApi(url.pathname)) return inert(await api(request, url));
       if (request.method !== "GET" && request.method !== "HEAD") {
         throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
       }
@@ -97,7 +102,7 @@ export function createConsole(options: ConsoleOptions): WebConsole {
     }
   };
   return {
-    owns: (pathname) => pathname.startsWith("/api/") || isAsset(pathname),
+    owns: (pathname) => isApi(pathname) || isAsset(pathname),
     handle,
   };
 }

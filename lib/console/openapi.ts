@@ -46,7 +46,9 @@ export function openApiDocument(routes: readonly RouteSpec[]): Record<string, un
       title: "agent-bus console API",
       version: PACKAGE_VERSION,
       description:
-        "Read and join the agents' conversations. Errors are {error: {code, message}} with the " +
+        "Read and join the agents' conversations, and AgentChatBus's REST API (/health, " +
+        "/api/metrics, /api/threads, /api/agents, /api/templates). Errors are " +
+        "{error: {code, message}, detail} (detail repeats the message, as AgentChatBus answers) with the " +
         "MCP tools' codes (INVALID_ARGUMENT, TOPIC_NOT_FOUND, TOPIC_CLOSED, ...) plus NOT_FOUND, " +
         "METHOD_NOT_ALLOWED, UNSUPPORTED_MEDIA_TYPE and PAYLOAD_TOO_LARGE. POST bodies must be " +
         "application/json. When the server has a token, send it as a bearer token (or open " +
@@ -63,13 +65,14 @@ export function openApiDocument(routes: readonly RouteSpec[]): Record<string, un
       schemas: {
         Error: {
           type: "object",
-          required: ["error"],
+          required: ["error", "detail"],
           properties: {
             error: {
               type: "object",
               required: ["code", "message"],
               properties: { code: { type: "string" }, message: { type: "string" } },
             },
+            detail: { type: "string", description: "The message again, where AgentChatBus has it" },
           },
         },
         TopicSummary: {

@@ -330,20 +330,34 @@ Deno.test("the API describes itself in OpenAPI and answers unknown routes and me
   const doc = await get(`${s.url}/api/openapi.json`);
   assert.equal(doc.body.openapi, "3.1.0");
   assert.deepEqual(Object.keys(doc.body.paths).sort(), [
+    "/api/agents",
+    "/api/agents/heartbeat",
+    "/api/agents/register",
+    "/api/agents/resume",
+    "/api/agents/unregister",
+    "/api/agents/{id}",
     "/api/events",
     "/api/messages/{message_id}/attachments/{n}",
+    "/api/metrics",
     "/api/openapi.json",
     "/api/presence",
     "/api/search",
+    "/api/templates",
+    "/api/templates/{id}",
+    "/api/threads",
     "/api/threads/{id}",
     "/api/threads/{id}/archive",
     "/api/threads/{id}/close",
+    "/api/threads/{id}/messages",
     "/api/threads/{id}/state",
+    "/api/threads/{id}/sync-context",
+    "/api/threads/{id}/unarchive",
     "/api/topics",
     "/api/topics/{id}",
     "/api/topics/{id}/close",
     "/api/topics/{id}/export",
     "/api/topics/{id}/messages",
+    "/health",
   ]);
   assertError(await get(`${s.url}/api/nope`), 404, "NOT_FOUND");
   const put = await fetch(`${s.url}/api/topics`, { method: "PUT" });

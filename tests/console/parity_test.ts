@@ -132,6 +132,43 @@ const PAIRS: Pair[] = [
     route: (args, topicId) => postJson(`/api/threads/${topicId}/archive`, args),
     cases: [{}],
   },
+  // AgentChatBus's REST routes (lib/console/chatbus_api.ts).
+  {
+    tool: "thread_list",
+    profile: "chatbus",
+    toolArgs: (args) => args,
+    route: (args) => getQuery("/api/threads", args),
+    cases: [{}, { status: "discuss" }, { status: "nope" }, { limit: -1 }, { limit: 5 }],
+  },
+  {
+    tool: "msg_post",
+    profile: "chatbus",
+    // (REST issues the sync context the tool needs; the cases differ in everything else.)
+    toolArgs: (args, topicId) => ({ thread_id: topicId, author: "human", ...args }),
+    route: (args, topicId) => postJson(`/api/threads/${topicId}/messages`, args),
+    cases: [
+      { content: long(65_537) },
+      { content: "x", priority: "whenever" },
+      { content: "x", role: "boss" },
+      { content: "x", reply_to_msg_id: "no-such-message" },
+      { content: "x", metadata: { stop_reason: "bored" } },
+      { content: 5 },
+    ],
+  },
+  {
+    tool: "agent_register",
+    profile: "chatbus",
+    toolArgs: (args) => ({ ide: "X", model: "y", ...args }),
+    route: (args) => postJson("/api/agents/register", { ide: "X", model: "y", ...args }),
+    cases: [{}, { ide: long(101) }, { skills: [{ id: "s" }] }, { capabilities: "all" }],
+  },
+  {
+    tool: "agent_heartbeat",
+    profile: "chatbus",
+    toolArgs: (args) => args,
+    route: (args) => postJson("/api/agents/heartbeat", args),
+    cases: [{}, { agent_id: "a" }, { agent_id: long(200), token: "t" }],
+  },
 ];
 
 /** The HTTP handler of `bus`'s runtime, in process. */
@@ -209,11 +246,21 @@ Deno.test("the OpenAPI document describes routes that exist and take what it say
     )).json() as {
       paths: Record<string, Record<string, Operation>>;
     };
+    // AgentChatBus's routes take an agent's credentials, and ids of agents and templates.
+    const registered = await (await handler.handle(
+      postJson("/api/agents/register", { ide: "docs", model: "m" }),
+    )).json() as { agent_id: string; token: string };
+    const idFor = (template: string) =>
+      template.startsWith("/api/agents/")
+        ? registered.agent_id
+        : template.startsWith("/api/templates/")
+        ? "code-review"
+        : topicId;
     let operations = 0;
     for (const [template, methods] of Object.entries(doc.paths)) {
       if (template === "/api/events") continue; // a stream: tested in events_test.ts
       for (const [method, op] of Object.entries(methods)) {
-        const path = template.replace("{id}", topicId).replace("{message_id}", imageId)
+        const path = template.replace("{id}", idFor(template)).replace("{message_id}", imageId)
           .replace("{n}", "0");
         const url = new URL(`${BASE}${path}`);
         for (const parameter of op.parameters ?? []) {
@@ -223,12 +270,19 @@ Deno.test("the OpenAPI document describes routes that exist and take what it say
           }
         }
         const body = op.requestBody
-          ? exampleBody(op.requestBody.content["application/json"].schema)
+          ? withCredentials(
+            exampleBody(op.requestBody.content["application/json"].schema),
+            registered,
+          )
           : undefined;
         const response = await handler.handle(
           new Request(url, {
             method: method.toUpperCase(),
-            headers: { ...HOST, ...(body ? { "content-type": "application/json" } : {}) },
+            headers: {
+              ...HOST,
+              "x-agent-token": registered.token,
+              ...(body ? { "content-type": "application/json" } : {}),
+            },
             body: body ? JSON.stringify(body) : undefined,
           }),
         );
@@ -246,6 +300,19 @@ Deno.test("the OpenAPI document describes routes that exist and take what it say
     await handler.close();
   }
 });
+
+/** An example body with the agent's real credentials where it names an agent. */
+function withCredentials(
+  body: Record<string, unknown>,
+  agent: { agent_id: string; token: string },
+): Record<string, unknown> {
+  const filled = { ...body };
+  if ("agent_id" in filled) filled.agent_id = agent.agent_id;
+  if ("token" in filled) filled.token = agent.token;
+  if ("creator_agent_id" in filled) filled.creator_agent_id = agent.agent_id;
+  if ("template" in filled) filled.template = "code-review";
+  return filled;
+}
 
 interface Schema {
   type?: string | string[];
@@ -271,7 +338,7 @@ function example(name: string, schema: Schema): string {
     return String(schema.minimum ?? 1);
   }
   if (types.includes("boolean")) return "false";
-  return name === "since" || name === "until" ? "2026-01-01" : "example";
+  return ["since", "until", "before"].includes(name) ? "2026-01-01" : "example";
 }
 
 /** A body with every required field of a documented schema. */

@@ -89,6 +89,13 @@ export interface PostArgs {
   mentions?: string[] | undefined;
   metadata?: Record<string, unknown> | undefined;
   reply_to_msg_id?: string | undefined;
+  /**
+   * The caller is the operator (AgentChatBus's REST API, behind the console's
+   * guard), not an agent: a token bound to no agent serves any author, as on
+   * AgentChatBus. An agent's own MCP session never sets this, so an agent
+   * still cannot post as another with a borrowed token.
+   */
+  asOperator?: boolean | undefined;
 }
 
 /** `msg_post`'s result. */
@@ -167,6 +174,7 @@ async function tryPost(
     const refusal = checkSync(bus, thread.topic_id, agent, args.expected_last_seq, prepared, {
       token,
       latest: context.nextSeq - 1,
+      asOperator: args.asOperator ?? false,
     });
     if (refusal) {
       if (agent && provenAgent(session, thread.topic_id, agent, token)) {
@@ -345,7 +353,11 @@ function checkSync(
   agent: AgentRow | undefined,
   expected: number | undefined,
   prepared: Prepared,
-  { token, latest }: { token: ReplyTokenRow | undefined; latest: number },
+  { token, latest, asOperator }: {
+    token: ReplyTokenRow | undefined;
+    latest: number;
+    asOperator: boolean;
+  },
 ): BusError | undefined {
   const missing = [
     ...(expected === undefined ? ["expected_last_seq"] : []),
@@ -359,7 +371,9 @@ function checkSync(
     );
   }
   const wrongHolder = token &&
-    (agent ? token.agent_id !== agent.agent_id : token.agent_id !== null);
+    (agent
+      ? token.agent_id !== agent.agent_id && !(asOperator && token.agent_id === null)
+      : token.agent_id !== null);
   if (!token || token.topic_id !== topicId || wrongHolder) {
     return syncError("ReplyTokenInvalidError", "TOKEN_INVALID", {
       REMINDER,

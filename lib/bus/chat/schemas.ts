@@ -6,8 +6,10 @@
  */
 
 import { z } from "zod";
+import type { ResolvedConfig } from "../../config.ts";
 import { PRIORITIES, ROLES, STOP_REASONS } from "./post.ts";
-import { THREAD_STATES, THREAD_STATUSES } from "./threads.ts";
+import { MAX_MESSAGES } from "./read.ts";
+import { MAX_THREAD_LIST, THREAD_STATES, THREAD_STATUSES } from "./threads.ts";
 
 /** A thread id. */
 export const threadIdArg = z.string().min(1, "must be a non-empty string").max(
@@ -167,4 +169,80 @@ export const chatExtrasSchema = z.object({
   edited_at: z.number().nullable(),
   reactions: z.array(z.object({ reaction: z.string(), agent_id: z.string() })),
   attachments: z.array(z.string()).describe("MIME types; GET /api/messages/{id}/attachments/{n}"),
+});
+
+/** An agent's credentials (`agent_heartbeat`, `agent_resume`, `agent_unregister`, and REST). */
+export const agentCredentialsInput = z.object({ agent_id: agentIdArg, token: tokenArg });
+
+/** The input of `agent_register` (also `POST /api/agents/register`). */
+export const agentRegisterInput = z.object({
+  ide: z.string().max(100).describe("Your client, e.g. Cursor, Claude Code, Codex"),
+  model: z.string().max(100).describe("Your model"),
+  ...profileShape,
+});
+
+/** The input of `thread_create` (`POST /api/threads` takes the creator's id and token apart). */
+export const threadCreateInput = z.object({
+  topic: z.string().min(1, "must be a non-empty string").max(200, "must be at most 200 characters")
+    .describe("Short description of the thread's purpose"),
+  agent_id: agentIdArg.describe("Creator agent id"),
+  token: tokenArg.describe("Creator token"),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  system_prompt: z.string().max(16384).optional().describe("Collaboration rules for this thread"),
+  template: z.string().max(100).optional().describe("Template id to apply defaults from"),
+});
+
+/** The input of `thread_list` (also `GET /api/threads`). */
+export const threadListInput = z.object({
+  status: threadStatusArg.optional(),
+  include_archived: z.boolean().default(false),
+  limit: z.int().min(0, "must be an int >= 0").default(0).describe(
+    `Most threads to return; 0 = all, up to the hard cap of ${MAX_THREAD_LIST}`,
+  ),
+  before: z.string().max(64).optional().describe(
+    "Cursor: an ISO date; threads created strictly before it",
+  ),
+});
+
+/** The input of `msg_post` (also `POST /api/threads/{id}/messages`, the id in the path). */
+export function msgPostInput(config: ResolvedConfig) {
+  return z.object({
+    thread_id: threadIdArg,
+    author: z.string().min(1, "must be a non-empty string").max(200).describe(
+      "Your agent_id (or a name, for a human or script)",
+    ),
+    content: z.string().max(
+      config.maxMessageChars,
+      `must be at most ${config.maxMessageChars} characters`,
+    ),
+    expected_last_seq: z.int().min(0, "must be an int >= 0").optional().describe(
+      "Strict sync field: the current_seq you last saw",
+    ),
+    reply_token: z.string().max(256).optional().describe(
+      "Strict sync field: your unused reply_token",
+    ),
+    role: roleArg.default("user"),
+    priority: priorityArg.default("normal"),
+    mentions: z.array(z.string().max(64)).max(50).optional().describe("Agent ids mentioned"),
+    metadata: z.looseObject({
+      handoff_target: z.string().max(64).optional(),
+      stop_reason: stopReasonArg.optional(),
+      attachments: z.array(z.record(z.string(), z.unknown())).max(4).optional(),
+      mentions: z.array(z.string().max(64)).max(50).optional(),
+    }).optional(),
+    reply_to_msg_id: messageIdArg.optional().describe(
+      "A message of the same thread this replies to",
+    ),
+  });
+}
+
+/** The input of `msg_list` (also `GET /api/threads/{id}/messages`, with REST's own defaults). */
+export const msgListInput = z.object({
+  thread_id: threadIdArg,
+  after_seq: z.int().min(0, "must be an int >= 0").default(0),
+  limit: z.int().min(1, "must be an int >= 1").max(1000).default(MAX_MESSAGES),
+  priority: priorityArg.optional(),
+  return_format: returnFormatArg,
+  include_system_prompt: z.boolean().default(true),
+  include_attachments: z.boolean().default(true),
 });

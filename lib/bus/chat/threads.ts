@@ -352,6 +352,40 @@ export function threadLatestSeq(bus: Bus, threadId: string): number {
   });
 }
 
+/**
+ * A fresh sync context of a thread bound to no agent: REST's
+ * `sync-context`, and what a REST post that brings none posts with.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`
+ */
+export async function threadSyncContext(
+  bus: Bus,
+  session: Session,
+  threadId: string,
+): Promise<SyncContext> {
+  return await write(bus, () => {
+    requireThread(bus.store, threadId);
+    return issueSyncContext(bus, session, {
+      topicId: threadId,
+      agentId: null,
+      source: "sync_context",
+    });
+  }, { topics: [threadId] });
+}
+
+/** The agents waiting in `msg_wait` in each of `threadIds` now (one read). */
+export function threadWaiters(bus: Bus, threadIds: readonly string[]): Map<string, string[]> {
+  const now = bus.now();
+  return bus.store.read(() =>
+    new Map(
+      threadIds.map((topicId) => [
+        topicId,
+        chatWaits(bus.store, { topicId, now }).map((row) => row.agent_id),
+      ]),
+    )
+  );
+}
+
 /** `thread_get`. */
 export function threadGet(bus: Bus, threadId: string): Thread {
   return toThread(bus.store.read(() => requireThread(bus.store, threadId)));

@@ -24,7 +24,12 @@ import { hashSecret, newReplyToken, REPLY_WINDOW, type SyncContext } from "./wir
 const MAX_REMEMBERED_TOKENS = 256;
 
 /** Where a token came from (AgentChatBus's `source`). */
-export type TokenSource = "thread_create" | "bus_connect" | "msg_wait" | "msg_post_chain";
+export type TokenSource =
+  | "thread_create"
+  | "bus_connect"
+  | "msg_wait"
+  | "msg_post_chain"
+  | "sync_context";
 
 /** Issue a new token for `agentId` (null: unbound) at the thread's latest seq. */
 export function issueSyncContext(

@@ -43,7 +43,7 @@ export const httpCommand: Command = defineCommand({
   },
   async run({ values, positionals }, ctx) {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}"`);
-    const port = intOption(values.port, "port", DEFAULTS.httpPort);
+    const port = intOption(values.port, "port", ctx.config.http.port);
     if (port > 65535) {
       throw new UsageError(`--port must be a port number (0-65535), not "${values.port}"`);
     }
@@ -70,7 +70,7 @@ export const httpCommand: Command = defineCommand({
       config,
       configWarnings: ctx.configWarnings,
       log: ctx.log,
-      hostname: values.host ?? "127.0.0.1",
+      hostname: values.host ?? ctx.config.http.host ?? "127.0.0.1",
       port,
       atMcp,
       onListen: (url) =>

@@ -16,7 +16,9 @@ import {
 } from "../../../bus/chat/agents.ts";
 import { busConfig, busConnect } from "../../../bus/chat/connect.ts";
 import {
+  agentCredentialsInput,
   agentIdArg,
+  agentRegisterInput,
   agentSchema,
   profileShape,
   syncContextShape,
@@ -35,7 +37,6 @@ import { jsonResult, listResult } from "./json.ts";
 
 const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false } as const;
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true } as const;
-const credentials = { agent_id: agentIdArg, token: tokenArg };
 const okSchema = z.object({ ok: z.boolean() });
 
 /** `agent_register`. */
@@ -44,11 +45,7 @@ export const agentRegisterTool = defineTool({
   title: "Register agent",
   description:
     "Register on the bus; returns {agent_id, token}: keep both to resume later. bus_connect does this and joins a thread in one call.",
-  input: z.object({
-    ide: z.string().max(100).describe("Your client, e.g. Cursor, Claude Code, Codex"),
-    model: z.string().max(100).describe("Your model"),
-    ...profileShape,
-  }),
+  input: agentRegisterInput,
   output: agentSchema.extend({ token: z.string() }),
   annotations: WRITE,
   textStyle: "json",
@@ -65,7 +62,7 @@ export const agentHeartbeatTool = defineTool({
   title: "Heartbeat",
   description:
     "Keep-alive: agents not heard from (or waiting in msg_wait) for 60 s show offline. ok=false on wrong credentials.",
-  input: z.object(credentials),
+  input: agentCredentialsInput,
   output: okSchema,
   annotations: WRITE,
   textStyle: "json",
@@ -78,7 +75,7 @@ export const agentResumeTool = defineTool({
   name: "agent_resume",
   title: "Resume agent",
   description: "Resume a session with saved credentials: same identity, marked online.",
-  input: z.object(credentials),
+  input: agentCredentialsInput,
   output: agentSchema.extend({ ok: z.boolean() }),
   annotations: WRITE,
   textStyle: "json",
@@ -95,7 +92,7 @@ export const agentUnregisterTool = defineTool({
   name: "agent_unregister",
   title: "Unregister agent",
   description: "Leave the bus gracefully. ok=false on wrong credentials.",
-  input: z.object(credentials),
+  input: agentCredentialsInput,
   output: okSchema,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   textStyle: "json",
@@ -131,7 +128,7 @@ export const agentUpdateTool = defineTool({
   title: "Update agent",
   description:
     "Change your profile after registering: only the fields you pass change (an empty display_name restores the automatic one).",
-  input: z.object({ ...credentials, ...profileShape }),
+  input: agentCredentialsInput.extend(profileShape),
   output: agentSchema.partial().extend({ ok: z.boolean() }),
   annotations: WRITE,
   textStyle: "json",

@@ -30,10 +30,9 @@ import {
   agentIdArg,
   chatMessageSchema,
   messageIdArg,
-  priorityArg,
+  msgListInput,
+  msgPostInput,
   returnFormatArg,
-  roleArg,
-  stopReasonArg,
   syncContextShape,
   threadIdArg,
   tokenArg,
@@ -55,35 +54,7 @@ export const msgPostTool = defineTool({
     "Returns {msg_id, seq} and, for a registered author, the next sync context. metadata keys: " +
     "handoff_target (agent id), stop_reason (convergence, timeout, error, complete, impasse), " +
     `attachments ([{type: "image", mimeType, data: base64}], at most 4 of ${config.maxAttachmentBytes} bytes), mentions.`,
-  input: (config) =>
-    z.object({
-      thread_id: threadIdArg,
-      author: z.string().min(1, "must be a non-empty string").max(200).describe(
-        "Your agent_id (or a name, for a human or script)",
-      ),
-      content: z.string().max(
-        config.maxMessageChars,
-        `must be at most ${config.maxMessageChars} characters`,
-      ),
-      expected_last_seq: z.int().min(0, "must be an int >= 0").optional().describe(
-        "Strict sync field: the current_seq you last saw",
-      ),
-      reply_token: z.string().max(256).optional().describe(
-        "Strict sync field: your unused reply_token",
-      ),
-      role: roleArg.default("user"),
-      priority: priorityArg.default("normal"),
-      mentions: z.array(z.string().max(64)).max(50).optional().describe("Agent ids mentioned"),
-      metadata: z.looseObject({
-        handoff_target: z.string().max(64).optional(),
-        stop_reason: stopReasonArg.optional(),
-        attachments: z.array(z.record(z.string(), z.unknown())).max(4).optional(),
-        mentions: z.array(z.string().max(64)).max(50).optional(),
-      }).optional(),
-      reply_to_msg_id: messageIdArg.optional().describe(
-        "A message of the same thread this replies to",
-      ),
-    }),
+  input: msgPostInput,
   output: z.object({
     msg_id: z.string(),
     seq: z.int(),
@@ -108,15 +79,7 @@ export const msgListTool = defineTool({
   description:
     "Fetch a thread's messages after after_seq (default 0, which also prepends the thread's system prompt as seq 0). " +
     `Optional limit (default and most ${MAX_MESSAGES}), priority filter, include_system_prompt, include_attachments, return_format.`,
-  input: z.object({
-    thread_id: threadIdArg,
-    after_seq: z.int().min(0, "must be an int >= 0").default(0),
-    limit: z.int().min(1, "must be an int >= 1").max(1000).default(MAX_MESSAGES),
-    priority: priorityArg.optional(),
-    return_format: returnFormatArg,
-    include_system_prompt: z.boolean().default(true),
-    include_attachments: z.boolean().default(true),
-  }),
+  input: msgListInput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   textStyle: "json",
   usesDb: true,

@@ -10,16 +10,16 @@ import {
   syncContextShape,
   threadArchiveInput,
   threadCloseInput,
+  threadCreateInput,
   threadIdArg,
+  threadListInput,
   threadSchema,
   threadSetStateInput,
-  threadStatusArg,
   tokenArg,
 } from "../../../bus/chat/schemas.ts";
 import {
   closeMeeting,
   createThread,
-  MAX_THREAD_LIST,
   type Thread,
   threadClose,
   threadDelete,
@@ -44,18 +44,7 @@ export const threadCreateTool = defineTool({
     "(code-review, security-audit, architecture, brainstorm, or a custom one) supplies system_prompt and " +
     "metadata defaults; your values override them. Returns thread_id plus the sync context " +
     "(current_seq, reply_token, reply_window) for your first msg_post.",
-  input: z.object({
-    topic: z.string().min(1, "must be a non-empty string").max(
-      200,
-      "must be at most 200 characters",
-    )
-      .describe("Short description of the thread's purpose"),
-    agent_id: agentIdArg.describe("Creator agent id"),
-    token: tokenArg.describe("Creator token"),
-    metadata: z.record(z.string(), z.unknown()).optional(),
-    system_prompt: z.string().max(16384).optional().describe("Collaboration rules for this thread"),
-    template: z.string().max(100).optional().describe("Template id to apply defaults from"),
-  }),
+  input: threadCreateInput,
   output: z.object({
     thread_id: z.string(),
     topic: z.string(),
@@ -95,16 +84,7 @@ export const threadListTool = defineTool({
     "List threads, newest first, optionally filtered by status. Archived threads are left out unless " +
     "status='archived' or include_archived=true. Pages with limit and before (pass next_cursor). " +
     "Returns {threads, total, has_more, next_cursor}.",
-  input: z.object({
-    status: threadStatusArg.optional(),
-    include_archived: z.boolean().default(false),
-    limit: z.int().min(0, "must be an int >= 0").default(0).describe(
-      `Most threads to return; 0 = all, up to the hard cap of ${MAX_THREAD_LIST}`,
-    ),
-    before: z.string().max(64).optional().describe(
-      "Cursor: an ISO date; threads created strictly before it",
-    ),
-  }),
+  input: threadListInput,
   output: z.object({
     threads: z.array(threadSchema),
     total: z.int(),

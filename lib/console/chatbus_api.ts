@@ -1,0 +1,374 @@
+/**
+ * AgentChatBus's REST API on the console's router, so that its scripts and
+ * its VS Code extension work against agent-bus by changing the base URL:
+ * `/health`, `/api/metrics`, `/api/threads` (list, create, messages, post,
+ * sync-context, unarchive), `/api/agents` (register, heartbeat, resume,
+ * unregister, list, get) and `/api/templates`. Routes, methods, bodies,
+ * status codes and JSON shapes follow AgentChatBus's server (its TS server,
+ * read for this); each route validates with the zod schema of the chatbus
+ * tool that does the same (`bus/chat/schemas.ts`), so a REST call and a tool
+ * call accept and refuse the same input. Threads, messages and agents carry
+ * AgentChatBus's `id` beside our `thread_id`, `msg_id` and `agent_id`.
+ * Errors keep our `{error: {code, message}}` and add AgentChatBus's
+ * `detail` (see `errorResponse`).
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import {
+  type AgentInfo,
+  agentList,
+  heartbeat,
+  registerAgent,
+  resumeAgent,
+  unregisterAgent,
+} from "../bus/chat/agents.ts";
+import { listMessages } from "../bus/chat/read.ts";
+import { postMessage } from "../bus/chat/post.ts";
+import {
+  agentCredentialsInput,
+  agentIdArg,
+  agentRegisterInput,
+  msgListInput,
+  msgPostInput,
+  threadCreateInput,
+  threadListInput,
+} from "../bus/chat/schemas.ts";
+import {
+  createThread,
+  requireTemplate,
+  templateList,
+  type Thread,
+  threadList,
+  threadSetState,
+  threadSyncContext,
+  threadWaiters,
+} from "../bus/chat/threads.ts";
+import { chatMetrics } from "../bus/chat/metrics.ts";
+import type { Bus } from "../bus/mod.ts";
+import { Session } from "../bus/session.ts";
+import { BusError } from "../errors.ts";
+import { json } from "../http_respond.ts";
+import { PACKAGE_VERSION } from "../version.ts";
+import type { RouteSpec } from "./route_spec.ts";
+
+/** Most tries of a REST post that brought no sync context and met a concurrent post. */
+const AUTO_SYNC_TRIES = 3;
+
+/** `GET /api/threads/{id}/messages`: `msg_list`'s arguments with REST's defaults. */
+const messagesQuery = msgListInput.omit({
+  thread_id: true,
+  return_format: true,
+  include_attachments: true,
+}).extend({
+  limit: z.int().min(1, "must be an int >= 1").max(1000).default(200),
+  include_system_prompt: z.boolean().default(false),
+});
+
+/** `POST /api/threads`: `thread_create`'s fields, the creator's token in `X-Agent-Token`. */
+const createThreadBody = threadCreateInput.omit({ agent_id: true, token: true }).extend({
+  creator_agent_id: agentIdArg.describe("The creating agent (its token in X-Agent-Token)"),
+});
+
+/** `POST /api/agents/register`: `agent_register`'s fields; ide and model default as there. */
+const registerBody = agentRegisterInput.partial({ ide: true, model: true });
+
+/** The AgentChatBus routes. */
+export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
+  const routes = [
+    route({
+      method: "GET",
+      path: "/health",
+      summary: "Liveness, as AgentChatBus answers it (its VS Code extension probes this)",
+      responses: { "200": { description: "Healthy" } },
+      handle: () => json(health()),
+    }),
+    route({
+      method: "GET",
+      path: "/api/metrics",
+      summary: "Uptime, threads by status, message totals and rates, agents online",
+      responses: { "200": { description: "AgentChatBus's metrics" } },
+      handle: () => json({ ...health(), ...metrics(bus, startedAt) }),
+    }),
+    route({
+      method: "GET",
+      path: "/api/threads",
+      summary: "Threads, newest first (the thread_list tool), each with who waits in it",
+      query: threadListInput,
+      responses: { "200": { description: "{threads, total, has_more, next_cursor}" } },
+      handle: ({ query }) => {
+        const page = threadList(bus, query);
+        return json({ ...page, threads: withWaiters(bus, page.threads) });
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/api/threads",
+      summary:
+        "Create a thread as a registered agent (the thread_create tool; token in X-Agent-Token)",
+      body: createThreadBody,
+      responses: { "201": { description: "The thread and its first sync context" } },
+      handle: async ({ request, body }) => {
+        const token = request.headers.get("x-agent-token");
+        if (!token) {
+          throw new BusError(
+            "AUTHENTICATION_REQUIRED",
+            "X-Agent-Token header required to create thread as a registered agent",
+          );
+        }
+        const { thread, sync } = await createThread(bus, new Session({}), {
+          topic: body.topic,
+          agentId: body.creator_agent_id,
+          token,
+          metadata: body.metadata,
+          system_prompt: body.system_prompt,
+          template: body.template,
+        });
+        return json({ ...restThread(thread), ...sync }, 201);
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/api/threads/{id}/messages",
+      summary: "A thread's messages after after_seq (the msg_list tool, as JSON)",
+      query: messagesQuery,
+      responses: { "200": { description: "An array of messages" } },
+      handle: ({ params: { id }, query }) => {
+        const { messages } = listMessages(bus, {
+          ...query,
+          thread_id: id!,
+          include_attachments: false,
+        });
+        return json(messages.map(({ message }) => ({ id: message.msg_id, ...message })));
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/api/threads/{id}/messages",
+      summary: "Post to a thread (the msg_post tool); without expected_last_seq and reply_token " +
+        "the server issues a sync context for the post",
+      body: msgPostInput(bus.config).omit({ thread_id: true }).extend({
+        author: msgPostInput(bus.config).shape.author.default("human"),
+      }),
+      responses: { "201": { description: "The stored message" } },
+      handle: async ({ params: { id }, body }) => await post(bus, id!, body),
+    }),
+    route({
+      method: "POST",
+      path: "/api/threads/{id}/sync-context",
+      summary: "A fresh sync context (current_seq, reply_token) bound to no agent",
+      responses: { "200": { description: "{current_seq, reply_token, reply_window}" } },
+      handle: async ({ params: { id } }) =>
+        json(await threadSyncContext(bus, new Session({}), id!)),
+    }),
+    route({
+      method: "POST",
+      path: "/api/threads/{id}/unarchive",
+      summary: "Unarchive a thread (back to discuss)",
+      responses: { "200": ok("The thread", "Thread") },
+      handle: async ({ params: { id } }) => json(await threadSetState(bus, id!, "discuss")),
+    }),
+    route({
+      method: "GET",
+      path: "/api/agents",
+      summary: "Every registered agent (the agent_list tool), without tokens",
+      responses: { "200": { description: "An array of agents" } },
+      handle: () => json(agentList(bus).map(restAgent)),
+    }),
+    route({
+      method: "GET",
+      path: "/api/agents/{id}",
+      summary: "One agent",
+      responses: { "200": { description: "The agent" } },
+      handle: ({ params: { id } }) => {
+        const agent = agentList(bus).find((a) => a.agent_id === id);
+        if (!agent) throw new BusError("NOT_FOUND", "Agent not found");
+        return json(restAgent(agent));
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/api/agents/register",
+      summary: "Register an agent (the agent_register tool); the token is shown once",
+      body: registerBody,
+      responses: { "200": { description: "The agent and its token" } },
+      handle: async ({ body }) => {
+        const { agent, token } = await registerAgent(bus, body);
+        return json({ ok: true, ...restAgent(agent), token });
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/api/agents/heartbeat",
+      summary: "Keep an agent online (the agent_heartbeat tool)",
+      body: agentCredentialsInput,
+      responses: { "200": { description: "{ok: true}" } },
+      handle: async ({ body }) => {
+        if (!await heartbeat(bus, body.agent_id, body.token)) throw invalidCredentials();
+        return json({ ok: true });
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/api/agents/resume",
+      summary: "Resume an agent with its saved credentials (the agent_resume tool)",
+      body: agentCredentialsInput,
+      responses: { "200": { description: "The agent, online again" } },
+      handle: async ({ body }) => {
+        const agent = await resumeAgent(bus, body.agent_id, body.token).catch(() => {
+          throw invalidCredentials();
+        });
+        return json({ ok: true, ...restAgent(agent) });
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/api/agents/unregister",
+      summary: "Unregister an agent (the agent_unregister tool)",
+      body: agentCredentialsInput,
+      responses: { "200": { description: "{ok: true}" } },
+      handle: async ({ body }) => {
+        if (!await unregisterAgent(bus, body.agent_id, body.token)) throw invalidCredentials();
+        return json({ ok: true });
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/api/templates",
+      summary: "Thread templates: the built-ins and custom ones (the template_list tool)",
+      responses: { "200": { description: "An array of templates" } },
+      handle: () =>
+        json(
+          templateList(bus).map(({ id, name, description, is_builtin, created_at }) => ({
+            id,
+            name,
+            description,
+            is_builtin,
+            created_at,
+          })),
+        ),
+    }),
+    route({
+      method: "GET",
+      path: "/api/templates/{id}",
+      summary: "One template (the template_get tool)",
+      responses: { "200": { description: "The template" } },
+      handle: ({ params: { id } }) => json(requireTemplate(bus, id!)),
+    }),
+  ];
+  return routes as RouteSpec[];
+}
+
+/** A typed route (the handler sees its own schemas' outputs). */
+function route<Q = undefined, B = undefined>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
+  return spec;
+}
+
+function ok(description: string, schema: string) {
+  return {
+    description,
+    content: { "application/json": { schema: { $ref: `#/components/schemas/${schema}` } } },
+  };
+}
+
+function invalidCredentials(): BusError {
+  return new BusError("AUTHENTICATION_REQUIRED", "Invalid agent_id/token");
+}
+
+/** A thread as AgentChatBus's REST shows it: its `id` beside ours. */
+function restThread(thread: Thread): Thread & { id: string } {
+  return { id: thread.thread_id, ...thread };
+}
+
+/** An agent as AgentChatBus's REST shows it. */
+function restAgent(agent: AgentInfo): AgentInfo & { id: string } {
+  return { id: agent.agent_id, ...agent };
+}
+
+/** Threads with the agents waiting in each (`waiting_agents`: id, display name, emoji). */
+function withWaiters(bus: Bus, threads: Thread[]) {
+  const waiters = threadWaiters(bus, threads.map((t) => t.thread_id));
+  const agents = new Map(agentList(bus).map((agent) => [agent.agent_id, agent]));
+  return threads.map((thread) => ({
+    ...restThread(thread),
+    waiting_agents: (waiters.get(thread.thread_id) ?? []).map((agentId) => {
+      const agent = agents.get(agentId);
+      return {
+        id: agentId,
+        display_name: agent?.display_name ?? agentId,
+        emoji: agent?.emoji ?? "🤖",
+      };
+    }),
+  }));
+}
+
+type PostBody = Omit<z.output<ReturnType<typeof msgPostInput>>, "thread_id">;
+
+/**
+ * A REST post: with the caller's sync context when it brings one, else with
+ * one issued for it (tried again, a few times, when another post came in
+ * between), as AgentChatBus does so that a person or a script can always post.
+ */
+async function post(bus: Bus, threadId: string, body: PostBody): Promise<Response> {
+  const session = new Session({});
+  const brought = body.expected_last_seq !== undefined && body.reply_token !== undefined;
+  for (let attempt = 1;; attempt++) {
+    const sync = brought ? undefined : await threadSyncContext(bus, session, threadId);
+    try {
+      const posted = await postMessage(bus, session, {
+        ...body,
+        thread_id: threadId,
+        asOperator: true,
+        expected_last_seq: sync?.current_seq ?? body.expected_last_seq,
+        reply_token: sync?.reply_token ?? body.reply_token,
+      });
+      const { messages } = listMessages(bus, {
+        thread_id: threadId,
+        after_seq: posted.seq - 1,
+        limit: 1,
+        include_system_prompt: false,
+        include_attachments: false,
+      });
+      const message = messages[0]!.message;
+      return json({ id: message.msg_id, ...message, ...posted }, 201);
+    } catch (error) {
+      const raced = error instanceof BusError && error.code === "SeqMismatchError";
+      if (brought || !raced || attempt >= AUTO_SYNC_TRIES) throw error;
+    }
+  }
+}
+
+/** `/health`: AgentChatBus's fields, for this server. */
+function health() {
+  return {
+    status: "ok",
+    service: "AgentChatBus",
+    engine: "agent-bus",
+    version: PACKAGE_VERSION,
+    runtime: `deno ${Deno.version.deno}`,
+    transport: "http+sse",
+    startup_mode: "external-service-manual",
+    wait_policy: {
+      msg_wait_min_timeout_ms: 0,
+      enforce_min_timeout: false,
+      behavior: "clamp_below_min_non_quick_return",
+    },
+    management: {
+      ownership_assignable: false,
+      owner_instance_id: null,
+      registered_sessions_count: 0,
+    },
+  };
+}
+
+/** `/api/metrics`: what AgentChatBus counts, read in one transaction. */
+function metrics(bus: Bus, startedAt: number) {
+  const now = Date.now();
+  return {
+    uptime_seconds: (now - startedAt) / 1000,
+    started_at: new Date(startedAt).toISOString(),
+    schema_version: "1.0",
+    ...chatMetrics(bus),
+  };
+}

@@ -1,0 +1,196 @@
+/**
+ * AgentChatBus's REST API on agent-bus (`lib/console/chatbus_api.ts`), in
+ * process: the requests its VS Code extension makes (taken from the
+ * extension's API client: the health and metrics probes, registering its UI
+ * agent, creating a thread with `X-Agent-Token`, listing threads, fetching a
+ * sync context, posting, reading), the agents' lifecycle, templates, and the
+ * errors in its shapes; and an MCP agent on the same database sees what REST
+ * wrote and the other way round.
+ */
+
+import assert from "node:assert/strict";
+import { connectInProcess, serveHttpInProcess } from "../_helpers/in_process.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+type Json = Record<string, unknown>;
+
+async function call(url: string, method = "GET", body?: unknown, headers: Json = {}) {
+  const response = await fetch(url, {
+    method,
+    headers: body === undefined
+      ? (headers as Record<string, string>)
+      : { "content-type": "application/json", ...(headers as Record<string, string>) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function setup() {
+  const dir = await tmpDir();
+  const dbPath = `${dir.path}/bus.sqlite`;
+  const server = serveHttpInProcess(dbPath);
+  return {
+    dbPath,
+    url: server.url,
+    async [Symbol.asyncDispose]() {
+      await server[Symbol.asyncDispose]();
+      await dir[Symbol.asyncDispose]();
+    },
+  };
+}
+
+Deno.test("the VS Code extension's requests: probe, register, create a thread, list, sync, post, read", async () => {
+  await using s = await setup();
+  const health = await call(`${s.url}/health`);
+  assert.equal(health.status, 200);
+  assert.equal(health.body.status, "ok");
+  assert.equal(health.body.service, "AgentChatBus");
+  assert.equal((await call(`${s.url}/api/metrics`)).status, 200);
+
+  // Its UI agent registers with a name field AgentChatBus ignores too.
+  const ui = await call(`${s.url}/api/agents/register`, "POST", {
+    name: "vscode-ui-human",
+    display_name: "VSCode User",
+    ide: "vscode",
+    model: "human",
+  });
+  assert.equal(ui.status, 200);
+  assert.equal(ui.body.ok, true);
+  assert.equal(ui.body.id, ui.body.agent_id);
+  assert.equal(typeof ui.body.token, "string");
+
+  const refused = await call(`${s.url}/api/threads`, "POST", {
+    topic: "release",
+    creator_agent_id: ui.body.agent_id,
+  });
+  assert.equal(refused.status, 401);
+  assert.match(refused.body.detail, /X-Agent-Token/);
+  const created = await call(`${s.url}/api/threads`, "POST", {
+    topic: "release",
+    creator_agent_id: ui.body.agent_id,
+  }, { "X-Agent-Token": ui.body.token });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  assert.equal(created.body.topic, "release");
+  assert.equal(created.body.status, "discuss");
+  assert.equal(created.body.current_seq, 0);
+  const threadId = created.body.id as string;
+
+  const listed = await call(`${s.url}/api/threads?include_archived=false`);
+  assert.equal(listed.status, 200);
+  assert.deepEqual(listed.body.threads.map((t: Json) => t.id), [threadId]);
+  assert.deepEqual(listed.body.threads[0].waiting_agents, []);
+
+  const sync = await call(`${s.url}/api/threads/${threadId}/sync-context`, "POST", {});
+  assert.equal(sync.status, 200);
+  assert.equal(sync.body.current_seq, 0);
+  const posted = await call(`${s.url}/api/threads/${threadId}/messages`, "POST", {
+    author: ui.body.agent_id,
+    role: "user",
+    content: "Ship it?",
+    expected_last_seq: sync.body.current_seq,
+    reply_token: sync.body.reply_token,
+  });
+  assert.equal(posted.status, 201, JSON.stringify(posted.body));
+  assert.equal(posted.body.seq, 1);
+  assert.equal(posted.body.content, "Ship it?");
+  assert.equal(posted.body.id, posted.body.msg_id);
+  // The same token again is a replay.
+  const replayed = await call(`${s.url}/api/threads/${threadId}/messages`, "POST", {
+    author: ui.body.agent_id,
+    content: "again",
+    expected_last_seq: 1,
+    reply_token: sync.body.reply_token,
+  });
+  assert.equal(replayed.status, 400);
+  assert.equal(replayed.body.error.code, "ReplyTokenReplayError");
+  // Without sync fields a person can always post.
+  const human = await call(`${s.url}/api/threads/${threadId}/messages`, "POST", {
+    content: "From a script",
+  });
+  assert.equal(human.status, 201, JSON.stringify(human.body));
+  assert.equal(human.body.author, "human");
+  assert.equal(human.body.seq, 2);
+
+  const messages = await call(`${s.url}/api/threads/${threadId}/messages?after_seq=0`);
+  assert.equal(messages.status, 200);
+  assert.deepEqual(messages.body.map((m: Json) => [m.seq, m.content]), [
+    [1, "Ship it?"],
+    [2, "From a script"],
+  ]);
+  const after = await call(`${s.url}/api/threads/${threadId}/messages?after_seq=1`);
+  assert.deepEqual(after.body.map((m: Json) => m.seq), [2]);
+  const missing = await call(`${s.url}/api/threads/nope/messages`);
+  assert.equal(missing.status, 404);
+  assert.equal(typeof missing.body.detail, "string");
+});
+
+Deno.test("agents over REST: register, heartbeat, resume, list, get, unregister; wrong credentials are 401", async () => {
+  await using s = await setup();
+  const agent = (await call(`${s.url}/api/agents/register`, "POST", { ide: "Codex" })).body;
+  assert.equal(agent.ide, "Codex");
+  assert.equal(agent.model, "unknown");
+  const creds = { agent_id: agent.agent_id, token: agent.token };
+  assert.deepEqual((await call(`${s.url}/api/agents/heartbeat`, "POST", creds)).body, { ok: true });
+  const resumed = await call(`${s.url}/api/agents/resume`, "POST", creds);
+  assert.equal(resumed.body.ok, true);
+  assert.equal(resumed.body.is_online, true);
+  const all = await call(`${s.url}/api/agents`);
+  assert.deepEqual(all.body.map((a: Json) => a.id), [agent.agent_id]);
+  assert.equal(all.body[0].token, undefined, "never a token in a listing");
+  assert.equal((await call(`${s.url}/api/agents/${agent.agent_id}`)).body.name, agent.name);
+  assert.equal((await call(`${s.url}/api/agents/nobody`)).status, 404);
+  for (const path of ["heartbeat", "resume", "unregister"]) {
+    const wrong = await call(`${s.url}/api/agents/${path}`, "POST", { ...creds, token: "wrong" });
+    assert.equal(wrong.status, 401, path);
+    assert.equal(wrong.body.detail, "Invalid agent_id/token");
+  }
+  const bad = await call(`${s.url}/api/agents/heartbeat`, "POST", { agent_id: agent.agent_id });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error.code, "INVALID_ARGUMENT");
+  assert.deepEqual((await call(`${s.url}/api/agents/unregister`, "POST", creds)).body, {
+    ok: true,
+  });
+  assert.deepEqual((await call(`${s.url}/api/agents`)).body, []);
+});
+
+Deno.test("a thread created from a template over REST, and one bus with the MCP tools", async () => {
+  await using s = await setup();
+  const templates = await call(`${s.url}/api/templates`);
+  assert.ok(templates.body.some((t: Json) => t.id === "code-review" && t.is_builtin === true));
+  const review = await call(`${s.url}/api/templates/code-review`);
+  assert.equal(typeof review.body.system_prompt, "string");
+  assert.equal((await call(`${s.url}/api/templates/nope`)).status, 404);
+
+  const agent = (await call(`${s.url}/api/agents/register`, "POST", { ide: "A", model: "m" })).body;
+  const created = await call(`${s.url}/api/threads`, "POST", {
+    topic: "review #42",
+    creator_agent_id: agent.agent_id,
+    template: "code-review",
+  }, { "X-Agent-Token": agent.token });
+  assert.equal(created.status, 201);
+  assert.equal(created.body.template_id, "code-review");
+  assert.equal(created.body.system_prompt, review.body.system_prompt);
+  const threadId = created.body.id as string;
+
+  await using mcp = await connectInProcess(s.dbPath, "chatbus");
+  await call(`${s.url}/api/threads/${threadId}/messages`, "POST", {
+    content: "Done reviewing",
+    metadata: { stop_reason: "convergence" },
+  });
+  const listed = await mcp.call("msg_list", {
+    thread_id: threadId,
+    return_format: "json",
+    include_system_prompt: false,
+  });
+  const text = (listed.content as { text: string }[])[0]!.text;
+  assert.deepEqual(JSON.parse(text).map((m: Json) => m.content), ["Done reviewing"]);
+
+  const metrics = (await call(`${s.url}/api/metrics`)).body;
+  assert.equal(metrics.threads.total, 1);
+  assert.deepEqual(metrics.threads.by_status, { discuss: 1 });
+  assert.equal(metrics.messages.total, 1);
+  assert.equal(metrics.messages.rate.last_1m, 1);
+  assert.equal(metrics.messages.stop_reasons.convergence, 1);
+  assert.equal(metrics.agents.total, 1);
+  assert.equal(metrics.agents.online, 1);
+});
