@@ -34,22 +34,28 @@ import {
   msgPostInput,
   threadCreateInput,
   threadListInput,
+  threadSettingsUpdateInput,
 } from "../bus/chat/schemas.ts";
 import {
   createThread,
   requireTemplate,
   templateList,
   type Thread,
+  threadDelete,
   threadList,
+  threadParticipants,
   threadSetState,
+  threadSettings,
   threadSyncContext,
   threadWaiters,
+  updateThreadSettings,
 } from "../bus/chat/threads.ts";
 import { chatMetrics } from "../bus/chat/metrics.ts";
 import type { Bus } from "../bus/mod.ts";
 import { Session } from "../bus/session.ts";
-import { BusError } from "../errors.ts";
-import { json } from "../http_respond.ts";
+import { sniffRasterImage } from "../bus/chat/attachments.ts";
+import { BusError, invalidArgument } from "../errors.ts";
+import { json, readCappedBody } from "../http_respond.ts";
 import { PACKAGE_VERSION } from "../version.ts";
 import type { RouteSpec } from "./route_spec.ts";
 
@@ -161,6 +167,53 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       responses: { "200": { description: "{current_seq, reply_token, reply_window}" } },
       handle: async ({ params: { id } }) =>
         json(await threadSyncContext(bus, new Session({}), id!)),
+    }),
+    route({
+      method: "GET",
+      path: "/api/threads/{id}/settings",
+      summary: "A thread's coordination settings (the thread_settings_get tool)",
+      responses: { "200": { description: "The settings" } },
+      handle: ({ params: { id } }) => json(threadSettings(bus, id!)),
+    }),
+    route({
+      method: "POST",
+      path: "/api/threads/{id}/settings",
+      summary:
+        "Update a thread's settings (the thread_settings_update tool: what maps onto agent-bus)",
+      body: threadSettingsUpdateInput.omit({ thread_id: true }),
+      responses: { "200": { description: "The settings" } },
+      handle: ({ params: { id }, body }) =>
+        json(updateThreadSettings(bus, { ...body, thread_id: id! })),
+    }),
+    route({
+      method: "DELETE",
+      path: "/api/threads/{id}",
+      summary: "Delete a thread and everything in it (the thread_delete tool)",
+      responses: { "200": { description: "{ok: true, deleted}" } },
+      handle: async ({ params: { id } }) => {
+        await threadDelete(bus, id!, true);
+        return json({ ok: true, deleted: id });
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/api/threads/{id}/agents",
+      summary: "A thread's participants: its creator, the agents that posted, those waiting",
+      responses: { "200": { description: "An array of agents" } },
+      handle: ({ params: { id } }) => {
+        const ids = new Set(threadParticipants(bus, id!));
+        return json(agentList(bus).filter((agent) => ids.has(agent.agent_id)).map(restAgent));
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/api/upload/image",
+      summary: "Upload an image (multipart field `file`) to attach to a post: PNG, JPEG, GIF, " +
+        "WebP, AVIF or BMP by its bytes, at most AGENT_BUS_MAX_ATTACHMENT_BYTES; answered as a " +
+        "data URL, never stored or served",
+      responses: { "200": { description: "{url: data URL, name}" } },
+      handle: async ({ request }) =>
+        json(await uploadedImage(request, bus.config.maxAttachmentBytes)),
     }),
     route({
       method: "POST",
@@ -337,6 +390,68 @@ async function post(bus: Bus, threadId: string, body: PostBody): Promise<Respons
       if (brought || !raced || attempt >= AUTO_SYNC_TRIES) throw error;
     }
   }
+}
+
+/** Room for a multipart envelope around the file. */
+const MULTIPART_SLACK = 16 << 10;
+
+/**
+ * The image of an upload as a data URL, when its bytes are a raster image
+ * within the size limit; its declared type and name's extension are not
+ * trusted (AgentChatBus took SVG, `.php` and `.exe` as they came).
+ *
+ * @throws {BusError} `PAYLOAD_TOO_LARGE`, `INVALID_ARGUMENT` (no file),
+ *   `UNSUPPORTED_MEDIA_TYPE` (not multipart, or not a raster image)
+ */
+async function uploadedImage(
+  request: Request,
+  maxBytes: number,
+): Promise<{ url: string; name: string; mime_type: string; bytes: number }> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!type.toLowerCase().startsWith("multipart/form-data")) {
+    throw new BusError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      "Send the image as multipart/form-data, field file",
+    );
+  }
+  const body = await readCappedBody(request, maxBytes + MULTIPART_SLACK);
+  if (body === undefined) {
+    throw new BusError("PAYLOAD_TOO_LARGE", `An image may have at most ${maxBytes} bytes`);
+  }
+  const form = await new Response(body as Uint8Array<ArrayBuffer>, {
+    headers: { "content-type": type },
+  }).formData()
+    .catch(() => {
+      throw invalidArgument("The multipart body could not be read");
+    });
+  const file = form.get("file");
+  if (!(file instanceof File)) throw invalidArgument("file is required");
+  if (file.size > maxBytes) {
+    throw new BusError("PAYLOAD_TOO_LARGE", `An image may have at most ${maxBytes} bytes`);
+  }
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const mimeType = sniffRasterImage(bytes);
+  if (mimeType === undefined) {
+    throw new BusError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      "Only PNG, JPEG, GIF, WebP, AVIF and BMP images are accepted (judged by their bytes)",
+    );
+  }
+  return {
+    url: `data:${mimeType};base64,${encodeBase64(bytes)}`,
+    name: file.name.split(/[\\/]/).pop()!.slice(0, 255),
+    mime_type: mimeType,
+    bytes: bytes.length,
+  };
+}
+
+/** Base64 of `bytes`, in slices (no argument list as long as the file). */
+function encodeBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
 }
 
 /** `/health`: AgentChatBus's fields, for this server. */

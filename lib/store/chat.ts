@@ -1007,3 +1007,12 @@ export function chatCounts(
     agentsOnline: Number(agents.online ?? 0),
   };
 }
+
+/** Registered agents that posted in a thread (at most `limit`). */
+export function threadAuthorIds(store: Store, topicId: string, limit: number): string[] {
+  return (store.stmt(
+    `SELECT DISTINCT c.author_id AS agent_id FROM messages m
+     JOIN bus_chat_messages c ON c.message_id = m.message_id
+     WHERE m.topic_id = ? AND c.author_id IS NOT NULL LIMIT ?`,
+  ).all(topicId, limit) as { agent_id: string }[]).map((row) => row.agent_id);
+}

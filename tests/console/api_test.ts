@@ -346,9 +346,11 @@ Deno.test("the API describes itself in OpenAPI and answers unknown routes and me
     "/api/templates/{id}",
     "/api/threads",
     "/api/threads/{id}",
+    "/api/threads/{id}/agents",
     "/api/threads/{id}/archive",
     "/api/threads/{id}/close",
     "/api/threads/{id}/messages",
+    "/api/threads/{id}/settings",
     "/api/threads/{id}/state",
     "/api/threads/{id}/sync-context",
     "/api/threads/{id}/unarchive",
@@ -357,6 +359,7 @@ Deno.test("the API describes itself in OpenAPI and answers unknown routes and me
     "/api/topics/{id}/close",
     "/api/topics/{id}/export",
     "/api/topics/{id}/messages",
+    "/api/upload/image",
     "/health",
   ]);
   assertError(await get(`${s.url}/api/nope`), 404, "NOT_FOUND");

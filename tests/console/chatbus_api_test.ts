@@ -194,3 +194,134 @@ Deno.test("a thread created from a template over REST, and one bus with the MCP 
   assert.equal(metrics.agents.total, 1);
   assert.equal(metrics.agents.online, 1);
 });
+
+/** A 1×1 PNG. */
+const PNG = Uint8Array.from(
+  atob(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  ),
+  (char) => char.charCodeAt(0),
+);
+
+async function upload(url: string, bytes: Uint8Array, name: string, type: string) {
+  const form = new FormData();
+  form.set("file", new File([bytes as Uint8Array<ArrayBuffer>], name, { type }));
+  const response = await fetch(`${url}/api/upload/image`, { method: "POST", body: form });
+  return { status: response.status, body: await response.json() };
+}
+
+Deno.test("uploads: raster images by their bytes, bounded; SVG, PHP and executables refused", async () => {
+  await using s = await setup();
+  const png = await upload(s.url, PNG, "../../shot.png", "image/png");
+  assert.equal(png.status, 200, JSON.stringify(png.body));
+  assert.equal(png.body.url, `data:image/png;base64,${btoa(String.fromCharCode(...PNG))}`);
+  assert.equal(png.body.name, "shot.png");
+  // The bytes decide, not the declared type.
+  const disguised = await upload(s.url, PNG, "x.svg", "image/svg+xml");
+  assert.equal(disguised.body.mime_type, "image/png");
+  const text = (content: string) => new TextEncoder().encode(content);
+  for (
+    const [bytes, name, type] of [
+      [
+        text('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+        "a.svg",
+        "image/svg+xml",
+      ],
+      [text("<?php system($_GET['c']); ?>"), "shell.php", "image/png"],
+      [Uint8Array.of(0x4d, 0x5a, 0x90, 0x00), "tool.exe", "application/octet-stream"],
+    ] as const
+  ) {
+    const refused = await upload(s.url, bytes, name, type);
+    assert.equal(refused.status, 415, name);
+    assert.equal(refused.body.error.code, "UNSUPPORTED_MEDIA_TYPE");
+  }
+  const notMultipart = await call(`${s.url}/api/upload/image`, "POST", { file: "x" });
+  assert.equal(notMultipart.status, 415);
+  const empty = await fetch(`${s.url}/api/upload/image`, { method: "POST", body: new FormData() });
+  assert.equal(empty.status, 400);
+  await empty.body?.cancel();
+});
+
+Deno.test("an upload larger than the attachment limit is refused, reading no more than that", async () => {
+  await using dir = await tmpDir();
+  const server = serveHttpInProcess(`${dir.path}/bus.sqlite`, {
+    AGENT_BUS_MAX_ATTACHMENT_BYTES: "1024",
+  });
+  try {
+    const big = new Uint8Array(64 << 10);
+    big.set(PNG);
+    const refused = await upload(server.url, big, "big.png", "image/png");
+    assert.equal(refused.status, 413);
+    assert.equal(refused.body.error.code, "PAYLOAD_TOO_LARGE");
+    assert.equal((await upload(server.url, PNG, "small.png", "image/png")).status, 200);
+  } finally {
+    await server[Symbol.asyncDispose]();
+  }
+});
+
+Deno.test("a thread's agents over REST, and deleting a thread", async () => {
+  await using s = await setup();
+  const register = async (ide: string) =>
+    (await call(`${s.url}/api/agents/register`, "POST", { ide, model: "m" })).body;
+  const creator = await register("Creator");
+  const poster = await register("Poster");
+  await register("Bystander");
+  const threadId = (await call(`${s.url}/api/threads`, "POST", {
+    topic: "who is here",
+    creator_agent_id: creator.agent_id,
+  }, { "X-Agent-Token": creator.token })).body.id;
+  const posted = await call(`${s.url}/api/threads/${threadId}/messages`, "POST", {
+    author: poster.agent_id,
+    content: "hello",
+  });
+  assert.equal(posted.status, 201, JSON.stringify(posted.body));
+  const agents = await call(`${s.url}/api/threads/${threadId}/agents`);
+  assert.deepEqual(
+    agents.body.map((a: Json) => a.id).sort(),
+    [creator.agent_id, poster.agent_id].sort(),
+  );
+
+  const deleted = await call(`${s.url}/api/threads/${threadId}`, "DELETE");
+  assert.deepEqual(deleted.body, { ok: true, deleted: threadId });
+  assert.equal((await call(`${s.url}/api/threads/${threadId}/messages`)).status, 404);
+  assert.equal((await call(`${s.url}/api/threads/${threadId}`, "DELETE")).status, 404);
+  assert.equal((await call(`${s.url}/api/threads/${threadId}/agents`)).status, 404);
+});
+
+Deno.test("thread settings: the tools and REST say there is no coordinator, and refuse to start one", async () => {
+  await using s = await setup();
+  await using mcp = await connectInProcess(s.dbPath, "chatbus");
+  const agent = await mcp.ok("agent_register", { ide: "A", model: "m" });
+  const thread = await mcp.ok("thread_create", {
+    topic: "settings",
+    agent_id: agent.agent_id,
+    token: agent.token,
+  });
+  const viaTool = await mcp.ok("thread_settings_get", { thread_id: thread.thread_id });
+  assert.equal(viaTool.auto_administrator_enabled, false);
+  assert.equal(viaTool.creator_admin_id, agent.agent_id);
+  const viaRest = await call(`${s.url}/api/threads/${thread.thread_id}/settings`);
+  assert.deepEqual(viaRest.body, viaTool);
+
+  const off = await mcp.ok("thread_settings_update", {
+    thread_id: thread.thread_id,
+    auto_administrator_enabled: false,
+  });
+  assert.equal(off.ok, true);
+  const refused = await mcp.fail("thread_settings_update", {
+    thread_id: thread.thread_id,
+    auto_administrator_enabled: true,
+    timeout_seconds: 60,
+  });
+  assert.equal(refused.code, "INVALID_ARGUMENT");
+  assert.match(
+    refused.message,
+    /no admin coordinator.*auto_administrator_enabled=true, timeout_seconds/,
+  );
+  const restRefused = await call(`${s.url}/api/threads/${thread.thread_id}/settings`, "POST", {
+    switch_timeout_seconds: 45,
+  });
+  assert.equal(restRefused.status, 400);
+  assert.match(restRefused.body.detail, /switch_timeout_seconds/);
+  assert.equal((await call(`${s.url}/api/threads/nope/settings`)).status, 404);
+});

@@ -163,6 +163,15 @@ const PAIRS: Pair[] = [
     cases: [{}, { ide: long(101) }, { skills: [{ id: "s" }] }, { capabilities: "all" }],
   },
   {
+    tool: "thread_settings_update",
+    profile: "chatbus",
+    toolArgs: (args, topicId) => ({ thread_id: topicId, ...args }),
+    route: (args, topicId) => postJson(`/api/threads/${topicId}/settings`, args),
+    cases: [{}, { auto_administrator_enabled: false }, { auto_administrator_enabled: true }, {
+      timeout_seconds: 10,
+    }, { timeout_seconds: 60 }],
+  },
+  {
     tool: "agent_heartbeat",
     profile: "chatbus",
     toolArgs: (args) => args,
@@ -269,21 +278,36 @@ Deno.test("the OpenAPI document describes routes that exist and take what it say
             url.searchParams.set(parameter.name, example(parameter.name, parameter.schema));
           }
         }
+        if (method === "delete") {
+          // (A deletion gets a topic of its own: the others are still to be tried on this one.)
+          const doomed = await mcp.client.callTool({
+            name: "topic_create",
+            arguments: { name: "doomed" },
+          });
+          url.pathname = template.replace(
+            "{id}",
+            (doomed.structuredContent as { topic_id: string }).topic_id,
+          );
+        }
         const body = op.requestBody
           ? withCredentials(
             exampleBody(op.requestBody.content["application/json"].schema),
             registered,
           )
           : undefined;
+        const headers: Record<string, string> = { ...HOST, "x-agent-token": registered.token };
+        if (body) headers["content-type"] = "application/json";
+        // The upload takes a multipart image, not JSON.
+        const upload = template === "/api/upload/image" ? new FormData() : undefined;
+        upload?.set(
+          "file",
+          new File([Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 13, 10, 26, 10)], "a.png"),
+        );
         const response = await handler.handle(
           new Request(url, {
             method: method.toUpperCase(),
-            headers: {
-              ...HOST,
-              "x-agent-token": registered.token,
-              ...(body ? { "content-type": "application/json" } : {}),
-            },
-            body: body ? JSON.stringify(body) : undefined,
+            headers,
+            body: upload ?? (body ? JSON.stringify(body) : undefined),
           }),
         );
         const text = await response.text();

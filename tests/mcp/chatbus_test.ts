@@ -75,6 +75,8 @@ Deno.test("the chatbus profile lists every tool of seed 002 with underscore name
     "thread_get",
     "thread_list",
     "thread_set_state",
+    "thread_settings_get",
+    "thread_settings_update",
     "thread_wait_state_get",
   ]);
   // Every array in the schemas has `items` (some clients reject schemas without it).

@@ -40,6 +40,25 @@ const RASTER_IMAGES = new Set([
   "image/bmp",
 ]);
 
+/**
+ * The raster image type `bytes` hold, read from their first bytes (the
+ * declared type is not trusted), or undefined for anything else. Reads at
+ * most the first 12 bytes.
+ */
+export function sniffRasterImage(bytes: Uint8Array): string | undefined {
+  const at = (offset: number, ...expected: number[]) =>
+    expected.every((byte, i) => bytes[offset + i] === byte);
+  const ascii = (offset: number, text: string) =>
+    at(offset, ...[...text].map((char) => char.charCodeAt(0)));
+  if (at(0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (at(0, 0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (ascii(0, "GIF87a") || ascii(0, "GIF89a")) return "image/gif";
+  if (ascii(0, "RIFF") && ascii(8, "WEBP")) return "image/webp";
+  if (ascii(4, "ftypavif") || ascii(4, "ftypavis")) return "image/avif";
+  if (ascii(0, "BM") && bytes.length >= 26) return "image/bmp";
+  return undefined;
+}
+
 /** Whether `mimeType` is a raster image a browser may show inline (SVG is not: it can hold script). */
 export function isRasterImage(mimeType: string): boolean {
   return RASTER_IMAGES.has(mimeType.toLowerCase());

@@ -246,3 +246,29 @@ export const msgListInput = z.object({
   include_system_prompt: z.boolean().default(true),
   include_attachments: z.boolean().default(true),
 });
+
+/** The input of `thread_settings_update` (also `POST /api/threads/{id}/settings`). */
+export const threadSettingsUpdateInput = z.object({
+  thread_id: threadIdArg,
+  auto_administrator_enabled: z.boolean().optional().describe(
+    "AgentChatBus's admin coordinator; agent-bus has none, so only false is accepted",
+  ),
+  timeout_seconds: z.int().min(30, "must be an int >= 30").optional().describe(
+    "The coordinator's takeover timeout (none here: refused)",
+  ),
+  switch_timeout_seconds: z.int().min(30, "must be an int >= 30").optional().describe(
+    "The coordinator's switch timeout (none here: refused)",
+  ),
+});
+
+/** What `thread_settings_get` and `thread_settings_update` answer. */
+export const threadSettingsSchema = z.object({
+  thread_id: z.string(),
+  auto_administrator_enabled: z.boolean(),
+  timeout_seconds: z.int().nullable(),
+  switch_timeout_seconds: z.int().nullable(),
+  auto_assigned_admin_id: z.string().nullable(),
+  auto_assigned_admin_name: z.string().nullable(),
+  creator_admin_id: z.string().nullable(),
+  creator_admin_name: z.string().nullable(),
+});

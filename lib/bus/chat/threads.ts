@@ -30,6 +30,7 @@ import {
   setThreadState,
   setTyping,
   type TemplateRow,
+  threadAuthorIds,
   type ThreadView,
 } from "../../store/chat.ts";
 import {
@@ -371,6 +372,94 @@ export async function threadSyncContext(
       source: "sync_context",
     });
   }, { topics: [threadId] });
+}
+
+/** A thread's settings in AgentChatBus's terms (`thread_settings_get`). */
+export interface ThreadSettings {
+  thread_id: string;
+  auto_administrator_enabled: boolean;
+  timeout_seconds: number | null;
+  switch_timeout_seconds: number | null;
+  auto_assigned_admin_id: string | null;
+  auto_assigned_admin_name: string | null;
+  creator_admin_id: string | null;
+  creator_admin_name: string | null;
+}
+
+/**
+ * `thread_settings_get`: AgentChatBus's settings drive its admin
+ * coordinator, which agent-bus does not have: it is off, with no timeouts,
+ * and the administrator is the thread's creator.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`
+ */
+export function threadSettings(bus: Bus, threadId: string): ThreadSettings {
+  const thread = bus.store.read(() => requireThread(bus.store, threadId));
+  return {
+    thread_id: thread.topic_id,
+    auto_administrator_enabled: false,
+    timeout_seconds: null,
+    switch_timeout_seconds: null,
+    auto_assigned_admin_id: null,
+    auto_assigned_admin_name: null,
+    creator_admin_id: thread.creator_admin_id,
+    creator_admin_name: thread.creator_admin_name,
+  };
+}
+
+/**
+ * `thread_settings_update`: what maps onto agent-bus (turning the
+ * coordinator off, which it is) is accepted; turning it on or giving it
+ * timeouts is refused, saying why.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export function updateThreadSettings(
+  bus: Bus,
+  args: {
+    thread_id: string;
+    auto_administrator_enabled?: boolean | undefined;
+    timeout_seconds?: number | undefined;
+    switch_timeout_seconds?: number | undefined;
+  },
+): ThreadSettings {
+  const settings = threadSettings(bus, args.thread_id);
+  const unsupported = [
+    ...(args.auto_administrator_enabled === true ? ["auto_administrator_enabled=true"] : []),
+    ...(args.timeout_seconds !== undefined ? ["timeout_seconds"] : []),
+    ...(args.switch_timeout_seconds !== undefined ? ["switch_timeout_seconds"] : []),
+  ];
+  if (unsupported.length > 0) {
+    throw invalidArgument(
+      `agent-bus has no admin coordinator, so ${unsupported.join(", ")} cannot be set: ` +
+        "the thread's creator administers it (close_meeting), and msg_wait never times an agent out",
+    );
+  }
+  return settings;
+}
+
+/** Most participants `threadParticipants` returns. */
+const MAX_PARTICIPANTS = 500;
+
+/**
+ * A thread's participants, as AgentChatBus counts them: its creator (the
+ * administrator), the registered agents that posted in it, and those
+ * waiting in it now.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`
+ */
+export function threadParticipants(bus: Bus, threadId: string): string[] {
+  const now = bus.now();
+  return bus.store.read(() => {
+    const thread = requireThread(bus.store, threadId);
+    return [
+      ...new Set([
+        ...(thread.creator_admin_id ? [thread.creator_admin_id] : []),
+        ...threadAuthorIds(bus.store, threadId, MAX_PARTICIPANTS),
+        ...chatWaits(bus.store, { topicId: threadId, now }).map((row) => row.agent_id),
+      ]),
+    ].slice(0, MAX_PARTICIPANTS);
+  });
 }
 
 /** The agents waiting in `msg_wait` in each of `threadIds` now (one read). */

@@ -39,6 +39,8 @@ import {
   threadGetTool,
   threadListTool,
   threadSetStateTool,
+  threadSettingsGetTool,
+  threadSettingsUpdateTool,
   threadWaitStateGetTool,
 } from "../tools/chat/threads.ts";
 import { hookWatchOf } from "./hooks.ts";
@@ -57,6 +59,8 @@ export const chatbus: Profile = {
     closeMeetingTool,
     threadArchiveTool,
     threadWaitStateGetTool,
+    threadSettingsGetTool,
+    threadSettingsUpdateTool,
     templateListTool,
     templateGetTool,
     templateCreateTool,

@@ -15,6 +15,8 @@ import {
   threadListInput,
   threadSchema,
   threadSetStateInput,
+  threadSettingsSchema,
+  threadSettingsUpdateInput,
   tokenArg,
 } from "../../../bus/chat/schemas.ts";
 import {
@@ -26,7 +28,9 @@ import {
   threadGet,
   threadList,
   threadSetState,
+  threadSettings,
   threadWaitStates,
+  updateThreadSettings,
 } from "../../../bus/chat/threads.ts";
 import { defineTool } from "../../define_tool.ts";
 import { jsonResult } from "./json.ts";
@@ -231,4 +235,34 @@ export const threadWaitStateGetTool = defineTool({
   textStyle: "json",
   usesDb: true,
   run: async (args, { bus }) => jsonResult(await threadWaitStates(bus, args.thread_id)),
+});
+
+/** `thread_settings_get`. */
+export const threadSettingsGetTool = defineTool({
+  name: "thread_settings_get",
+  title: "Get thread settings",
+  description:
+    "A thread's coordination settings in AgentChatBus's terms: agent-bus has no admin coordinator, so " +
+    "auto_administrator_enabled is false with no timeouts; creator_admin_id administers the thread.",
+  input: z.object({ thread_id: threadIdArg }),
+  output: threadSettingsSchema,
+  annotations: READ,
+  textStyle: "json",
+  usesDb: true,
+  run: (args, { bus }) => jsonResult(threadSettings(bus, args.thread_id)),
+});
+
+/** `thread_settings_update`. */
+export const threadSettingsUpdateTool = defineTool({
+  name: "thread_settings_update",
+  title: "Update thread settings",
+  description:
+    "AgentChatBus's thread settings: auto_administrator_enabled=false is accepted (there is no " +
+    "coordinator); turning it on or setting timeout_seconds / switch_timeout_seconds is refused.",
+  input: threadSettingsUpdateInput,
+  output: threadSettingsSchema.extend({ ok: z.boolean() }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  textStyle: "json",
+  usesDb: true,
+  run: (args, { bus }) => jsonResult({ ok: true, ...updateThreadSettings(bus, args) }),
 });
