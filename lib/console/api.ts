@@ -27,7 +27,6 @@ import { threadArchiveInput, threadCloseInput, threadSetStateInput } from "../bu
 import { isRasterImage } from "../bus/chat/attachments.ts";
 import { attachmentFile } from "../bus/chat/extras.ts";
 import { threadClose, threadGet, threadSetState } from "../bus/chat/threads.ts";
-import { exportJson, exportMarkdown, exportMessages } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
 import {
   agentNameArg,
@@ -44,6 +43,7 @@ import type { SearchEngine } from "../search/mod.ts";
 import { searchArgsOf, searchInput } from "../search/schema.ts";
 import { parseInput } from "../validation.ts";
 import { chatbusRoutes } from "./chatbus_api.ts";
+import { exportFile } from "./export_file.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { RouteSpec } from "./route_spec.ts";
 
@@ -367,20 +367,4 @@ function listTopics(bus: Bus, query: z.output<typeof topicsQuery>): Response {
   const filter = { status: query.status, nameContains: query.q };
   const topics = topicSummaries(bus, { ...filter, sort: query.sort, limit: query.limit });
   return json({ topics, count: topics.length, total: topicCount(bus, filter) });
-}
-
-function exportFile(bus: Bus, topicId: string, format: "markdown" | "json"): Response {
-  const topic = topicSummary(bus, topicId);
-  const messages = exportMessages(bus, topicId);
-  const file = `${topic.name.replace(/[^\w.-]+/g, "_").slice(0, 100) || topic.topic_id}`;
-  const [body, type, ext] = format === "json"
-    ? [exportJson(topic, messages), "application/json", "json"]
-    : [exportMarkdown(topic, messages), "text/markdown", "md"];
-  return new Response(`${body}\n`, {
-    headers: {
-      "content-type": `${type}; charset=utf-8`,
-      "content-disposition": `attachment; filename="${file}.${ext}"`,
-      "cache-control": "no-store",
-    },
-  });
 }

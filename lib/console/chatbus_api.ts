@@ -32,6 +32,7 @@ import {
   agentRegisterInput,
   msgListInput,
   msgPostInput,
+  templateCreateInput,
   threadCreateInput,
   threadListInput,
   threadSettingsUpdateInput,
@@ -39,9 +40,11 @@ import {
 import {
   createThread,
   requireTemplate,
+  templateCreate,
   templateList,
   type Thread,
   threadDelete,
+  threadGet,
   threadList,
   threadParticipants,
   threadSetState,
@@ -57,6 +60,7 @@ import { sniffRasterImage } from "../bus/chat/attachments.ts";
 import { BusError, invalidArgument } from "../errors.ts";
 import { json, readCappedBody } from "../http_respond.ts";
 import { PACKAGE_VERSION } from "../version.ts";
+import { exportFile } from "./export_file.ts";
 import type { RouteSpec } from "./route_spec.ts";
 
 /** Most tries of a REST post that brought no sync context and met a concurrent post. */
@@ -178,12 +182,52 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
     route({
       method: "POST",
       path: "/api/threads/{id}/settings",
-      summary:
-        "Update a thread's settings (the thread_settings_update tool: what maps onto agent-bus)",
-      body: threadSettingsUpdateInput.omit({ thread_id: true }),
+      summary: "Update a thread's settings (the thread_settings_update tool: what maps onto " +
+        "agent-bus); auto_coordinator_enabled is read as auto_administrator_enabled",
+      body: threadSettingsUpdateInput.omit({ thread_id: true }).extend({
+        auto_coordinator_enabled: z.boolean().optional().describe(
+          "Older name of auto_administrator_enabled",
+        ),
+      }),
       responses: { "200": { description: "The settings" } },
       handle: ({ params: { id }, body }) =>
-        json(updateThreadSettings(bus, { ...body, thread_id: id! })),
+        json(
+          updateThreadSettings(bus, {
+            ...body,
+            auto_administrator_enabled: body.auto_administrator_enabled ??
+              body.auto_coordinator_enabled,
+            thread_id: id!,
+          }),
+        ),
+    }),
+    route({
+      method: "GET",
+      path: "/api/threads/{id}/admin",
+      summary: "The thread's administrator: its creator (there is no auto-assigned one here)",
+      responses: {
+        "200": { description: "{admin_id, admin_name, admin_emoji, admin_type, assigned_at}" },
+      },
+      handle: ({ params: { id } }) => {
+        const thread = threadGet(bus, id!);
+        const admin = agentList(bus).find((agent) => agent.agent_id === thread.creator_admin_id);
+        return json({
+          admin_id: thread.creator_admin_id,
+          admin_name: admin?.display_name ?? null,
+          admin_emoji: admin?.emoji ?? null,
+          admin_type: thread.creator_admin_id === null ? null : "creator",
+          assigned_at: thread.creator_admin_id === null ? null : thread.created_at,
+        });
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/api/threads/{id}/export",
+      summary: "The thread as a Markdown file (Content-Disposition: attachment)",
+      responses: { "200": { description: "Markdown", content: { "text/markdown": {} } } },
+      handle: ({ params: { id } }) => {
+        threadGet(bus, id!); // (THREAD_NOT_FOUND, as for every other thread route)
+        return exportFile(bus, id!, "markdown");
+      },
     }),
     route({
       method: "DELETE",
@@ -301,6 +345,20 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
             created_at,
           })),
         ),
+    }),
+    route({
+      method: "POST",
+      path: "/api/templates",
+      summary: "Create (or replace) a custom template (the template_create tool)",
+      body: templateCreateInput,
+      responses: { "201": { description: "The template" } },
+      handle: async ({ body }) => {
+        const template = await templateCreate(bus, {
+          ...body,
+          default_metadata: body.default_metadata ?? body.metadata,
+        });
+        return json(template, 201);
+      },
     }),
     route({
       method: "GET",

@@ -272,3 +272,14 @@ export const threadSettingsSchema = z.object({
   creator_admin_id: z.string().nullable(),
   creator_admin_name: z.string().nullable(),
 });
+
+/** The input of `template_create` (also `POST /api/templates`). */
+export const templateCreateInput = z.object({
+  id: z.string().min(1).max(100),
+  name: z.string().min(1).max(100),
+  description: z.string().max(16384).optional(),
+  system_prompt: z.string().max(16384).optional(),
+  default_metadata: z.record(z.string(), z.unknown()).optional(),
+  // AgentChatBus's schema names the field `metadata` while its handler reads `default_metadata`.
+  metadata: z.record(z.string(), z.unknown()).optional().describe("Alias of default_metadata"),
+});

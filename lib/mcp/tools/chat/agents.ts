@@ -22,6 +22,7 @@ import {
   agentSchema,
   profileShape,
   syncContextShape,
+  templateCreateInput,
   templateSchema,
   threadIdArg,
   tokenArg,
@@ -280,15 +281,7 @@ export const templateCreateTool = defineTool({
   title: "Create template",
   description:
     "Create (or replace) a custom template: id and name, optional description, system_prompt and default_metadata. Built-in ids cannot be replaced.",
-  input: z.object({
-    id: z.string().min(1).max(100),
-    name: z.string().min(1).max(100),
-    description: z.string().max(16384).optional(),
-    system_prompt: z.string().max(16384).optional(),
-    default_metadata: z.record(z.string(), z.unknown()).optional(),
-    // AgentChatBus's schema names the field `metadata` while its handler reads `default_metadata`.
-    metadata: z.record(z.string(), z.unknown()).optional().describe("Alias of default_metadata"),
-  }),
+  input: templateCreateInput,
   output: templateSchema,
   annotations: WRITE,
   textStyle: "json",
