@@ -36,6 +36,7 @@ import { checkRequest, type GuardPolicy } from "./guard.ts";
 import { type Profile, profile } from "../../mcp/profiles/mod.ts";
 import { type Route, routeOf } from "./routes.ts";
 import { SessionRegistry } from "./sessions.ts";
+import { legacySessionOf, LegacySseTransport } from "./legacy_sse.ts";
 import { ToolListWatch } from "../local_answers.ts";
 import { isShorthand, readJson, rpcError, startsSession } from "./wire.ts";
 
@@ -102,6 +103,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       const headers: HeadersInit = verdict.status === 401 ? { "www-authenticate": "Bearer" } : {};
       return rpcError(verdict.status, -32001, verdict.message, headers);
     }
+    if (url.pathname === "/sse" || url.pathname === "/messages" || url.pathname === "/messages/") {
+      return await handleLegacy(request, url);
+    }
     const route = routeOf(url.pathname, atMcp);
     if (route === undefined) {
       return rpcError(
@@ -163,8 +167,55 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     parsedBody: unknown,
   ): Promise<Response> => {
     const entry = registry.touch(sessionId);
-    if (!entry || entry.route !== route.key) return rpcError(404, -32001, "Session not found");
+    if (
+      !entry || entry.route !== route.key || entry.transport instanceof LegacySseTransport
+    ) return rpcError(404, -32001, "Session not found");
     return await entry.transport.handleRequest(request, { parsedBody });
+  };
+
+  /** The older HTTP+SSE transport: `GET /sse` opens a session of `/mcp`'s profile. */
+  const handleLegacy = async (request: Request, url: URL): Promise<Response> => {
+    if (url.pathname === "/sse") {
+      if (request.method !== "GET") {
+        return rpcError(405, -32000, "Method not allowed", { allow: "GET" });
+      }
+      const route: Route = { key: atMcp.name, profile: atMcp };
+      const transport = new LegacySseTransport(
+        "/messages",
+        options.deps.bus.config.http.keepAliveSeconds * 1000,
+      );
+      const created = createServer(route.profile, options.deps, { endpoint: endpointOf(request) });
+      let closed = false;
+      transport.onclose = () => {
+        if (closed) return;
+        closed = true;
+        registry.remove(transport.sessionId);
+        observer?.closed(transport.sessionId);
+        void created.close();
+      };
+      registry.add(transport.sessionId, {
+        transport,
+        close: () => transport.close(),
+        route: route.key,
+        lastSeen: performance.now(),
+      });
+      observer?.opened(transport.sessionId, route.key);
+      await created.server.connect(transport);
+      return transport.response;
+    }
+    if (request.method !== "POST") {
+      return rpcError(405, -32000, "Method not allowed", { allow: "POST" });
+    }
+    const sessionId = legacySessionOf(url);
+    if (sessionId === null) return rpcError(400, -32000, "Bad Request: sessionId is required");
+    const entry = registry.touch(sessionId);
+    if (!entry || !(entry.transport instanceof LegacySseTransport)) {
+      return rpcError(404, -32001, "Session not found");
+    }
+    const body = await readJson(request, options.maxBodyBytes);
+    if ("status" in body) return rpcError(body.status, body.code, body.message);
+    entry.transport.deliver(body.value);
+    return new Response("Accepted", { status: 202 });
   };
 
   const openSession = async (

@@ -26,6 +26,7 @@ import type { Profile } from "../../mcp/profiles/mod.ts";
 import { localAnswer } from "../local_answers.ts";
 import { checkRequest, type GuardPolicy, guardPolicy } from "./guard.ts";
 import type { Serving } from "./node.ts";
+import { legacySessionOf } from "./legacy_sse.ts";
 import { routeOf } from "./routes.ts";
 
 /** How a worker starts: plain data, the profile by its name. */
@@ -200,20 +201,22 @@ export class NodePool implements Serving {
     if (this.#stopping) {
       return errorResponse(new BusError("DB_UNAVAILABLE", "The server is shutting down"));
     }
+    // (A legacy HTTP+SSE session names itself in the query, and is answered on its stream.)
     const sessionId = request.headers.get("mcp-session-id");
-    const session = sessionId === null ? undefined : this.#sessions.get(sessionId);
+    const named = sessionId ?? legacySessionOf(new URL(request.url));
+    const session = named === null ? undefined : this.#sessions.get(named);
     if (session === undefined) return await this.#forward(this.#pick(), request, request.body);
     const declared = request.headers.get("content-length");
     if (
-      request.method !== "POST" || declared === null || Number(declared) > LOCAL_BODY_MAX ||
-      !this.#mayAnswer(request, session.route)
+      sessionId === null || request.method !== "POST" || declared === null ||
+      Number(declared) > LOCAL_BODY_MAX || !this.#mayAnswer(request, session.route)
     ) {
       return await this.#forward(session.worker, request, request.body);
     }
     const bytes = new Uint8Array(await request.arrayBuffer());
     const answer = localAnswer(parseJson(bytes), this.#tools.get(session.route));
     if (answer === undefined) return await this.#forward(session.worker, request, bytes);
-    session.worker.post({ kind: "touch", sessionId: sessionId! });
+    session.worker.post({ kind: "touch", sessionId });
     return Response.json(answer);
   }
 

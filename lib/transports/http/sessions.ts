@@ -7,10 +7,12 @@
  */
 
 import type { WebStandardStreamableHTTPServerTransport } from "../../mcp/_sdk_http.ts";
+import type { LegacySseTransport } from "./legacy_sse.ts";
 
 /** One open session. */
 export interface SessionEntry {
-  transport: WebStandardStreamableHTTPServerTransport;
+  /** Streamable HTTP, or the older HTTP+SSE transport (`/sse`). */
+  transport: WebStandardStreamableHTTPServerTransport | LegacySseTransport;
   /** Close the session's server and transport (safe to call twice). */
   close(): Promise<void>;
   /** `peer` or `agent:NAME`: a session answers only on the route that opened it. */
