@@ -20,11 +20,12 @@ import {
   type AgentInfo,
   agentList,
   heartbeat,
+  ONLINE_WINDOW_SECONDS,
   registerAgent,
   resumeAgent,
   unregisterAgent,
 } from "../bus/chat/agents.ts";
-import { listMessages } from "../bus/chat/read.ts";
+import { editHistory, getMessage, listMessages } from "../bus/chat/read.ts";
 import { postMessage } from "../bus/chat/post.ts";
 import {
   agentCredentialsInput,
@@ -74,6 +75,11 @@ const messagesQuery = msgListInput.omit({
 }).extend({
   limit: z.int().min(1, "must be an int >= 1").max(1000).default(200),
   include_system_prompt: z.boolean().default(false),
+});
+
+/** `GET /api/threads/{id}/transcript`: the same, with the transcript's larger page. */
+const transcriptQuery = messagesQuery.extend({
+  limit: z.int().min(1, "must be an int >= 1").max(2000).default(400),
 });
 
 /** `POST /api/threads`: `thread_create`'s fields, the creator's token in `X-Agent-Token`. */
@@ -144,14 +150,7 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       summary: "A thread's messages after after_seq (the msg_list tool, as JSON)",
       query: messagesQuery,
       responses: { "200": { description: "An array of messages" } },
-      handle: ({ params: { id }, query }) => {
-        const { messages } = listMessages(bus, {
-          ...query,
-          thread_id: id!,
-          include_attachments: false,
-        });
-        return json(messages.map(({ message }) => ({ id: message.msg_id, ...message })));
-      },
+      handle: ({ params: { id }, query }) => messagesResponse(bus, id!, query),
     }),
     route({
       method: "POST",
@@ -163,6 +162,36 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       }),
       responses: { "201": { description: "The stored message" } },
       handle: async ({ params: { id }, body }) => await post(bus, id!, body),
+    }),
+    route({
+      method: "GET",
+      path: "/api/threads/{id}/transcript",
+      summary: "The human view of a thread: its messages (there are no human-only entries here)",
+      query: transcriptQuery,
+      responses: { "200": { description: "An array of messages" } },
+      handle: ({ params: { id }, query }) => messagesResponse(bus, id!, query),
+    }),
+    route({
+      method: "GET",
+      path: "/api/messages/{id}/reactions",
+      summary: "A message's reactions",
+      responses: { "200": { description: "{reactions}" } },
+      handle: ({ params: { id } }) => json({ reactions: requireChatMessage(bus, id!).reactions }),
+    }),
+    route({
+      method: "GET",
+      path: "/api/messages/{id}/history",
+      summary: "A message's earlier versions, oldest first (the msg_edit_history tool)",
+      responses: { "200": { description: "{edits}" } },
+      handle: ({ params: { id } }) => json({ edits: editHistory(bus, id!).edits }),
+    }),
+    route({
+      method: "GET",
+      path: "/api/settings",
+      summary: "AgentChatBus's settings as they are here (read-only: agent-bus reads AGENT_BUS_* " +
+        "variables at start-up)",
+      responses: { "200": { description: "Settings by AgentChatBus's names" } },
+      handle: ({ request }) => json(settingsOf(bus, new URL(request.url))),
     }),
     route({
       method: "POST",
@@ -412,6 +441,44 @@ function withWaiters(bus: Bus, threads: Thread[]) {
       };
     }),
   }));
+}
+
+/** A page of a thread's messages, as AgentChatBus's REST lists them (a bare array). */
+function messagesResponse(
+  bus: Bus,
+  threadId: string,
+  query: z.output<typeof messagesQuery>,
+): Response {
+  const { messages } = listMessages(bus, {
+    ...query,
+    thread_id: threadId,
+    include_attachments: false,
+  });
+  return json(messages.map(({ message }) => ({ id: message.msg_id, ...message })));
+}
+
+/** A chatbus message, or `MESSAGE_NOT_FOUND`. */
+function requireChatMessage(bus: Bus, messageId: string) {
+  const found = getMessage(bus, messageId);
+  if (!found.found) {
+    throw new BusError("MESSAGE_NOT_FOUND", `Message '${messageId}' not found`);
+  }
+  return found.message;
+}
+
+/** `GET /api/settings`: the settings AgentChatBus has that mean something here. */
+function settingsOf(bus: Bus, url: URL) {
+  const { http } = bus.config;
+  return {
+    ALLOWED_HOSTS: http.allowedHosts,
+    CONTENT_FILTER_ENABLED: false,
+    ENFORCE_MSG_WAIT_MIN_TIMEOUT: false,
+    HEARTBEAT_TIMEOUT: ONLINE_WINDOW_SECONDS,
+    HOST: url.hostname,
+    MSG_WAIT_MIN_TIMEOUT_MS: 0,
+    PORT: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+    RATE_LIMIT_ENABLED: false,
+  };
 }
 
 type PostBody = Omit<z.output<ReturnType<typeof msgPostInput>>, "thread_id">;

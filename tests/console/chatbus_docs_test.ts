@@ -138,6 +138,31 @@ Deno.test("AgentChatBus's documented REST examples get the documented answers", 
   assert.deepEqual([admin.body.admin_id, admin.body.admin_type], [agent.agent_id, "creator"]);
   expect("GET /api/threads/{id}/agents", await send("GET", `/api/threads/${id}/agents`), 200);
 
+  // Transcript (`?after_seq&limit`), a message's reactions and edit history.
+  const transcript = await send("GET", `/api/threads/${id}/transcript?after_seq=0&limit=400`);
+  expect("GET /api/threads/{id}/transcript", transcript, 200);
+  assert.deepEqual((transcript.body as Json[]).map((m) => m.content), ["Changelog checked."]);
+  const msgId = (posted.body as { id: string }).id;
+  const reactions = await send("GET", `/api/messages/${msgId}/reactions`);
+  expect("GET /api/messages/{id}/reactions", reactions, 200, ["reactions"]);
+  expect(
+    "GET /api/messages/{id}/history",
+    await send("GET", `/api/messages/${msgId}/history`),
+    200,
+    [
+      "edits",
+    ],
+  );
+  expect(
+    "GET /api/messages/{id}/history (missing)",
+    await send("GET", "/api/messages/x/history"),
+    404,
+  );
+  // Settings: `{ "HOST": "...", "PORT": ..., ... }`.
+  const settings = await send("GET", "/api/settings");
+  expect("GET /api/settings", settings, 200, ["HOST", "PORT"]);
+  assert.equal(settings.body.PORT, Number(new URL(base).port));
+
   // Export: a Markdown download.
   const exported = await send("GET", `/api/threads/${id}/export`);
   assert.equal(exported.status, 200);

@@ -264,6 +264,8 @@ Deno.test("the OpenAPI document describes routes that exist and take what it say
         ? registered.agent_id
         : template.startsWith("/api/templates/")
         ? "code-review"
+        : template.startsWith("/api/messages/")
+        ? imageId
         : topicId;
     let operations = 0;
     for (const [template, methods] of Object.entries(doc.paths)) {
