@@ -654,12 +654,27 @@ const CHAT_MESSAGE_SELECT = `SELECT m.*, c.author_id, COALESCE(c.role, 'user') A
 /** Store what the chat dialect adds to a message just inserted. */
 export function insertChatExtras(
   store: Store,
-  row: { message_id: string; author_id: string | null; role: string; priority: string },
+  row: {
+    message_id: string;
+    author_id: string | null;
+    role: string;
+    priority: string;
+    /** (An imported message may have been edited before.) */
+    edit_version?: number;
+    edited_at?: number | null;
+  },
 ): void {
   store.stmt(
     `INSERT INTO bus_chat_messages (message_id, author_id, role, priority, edit_version, edited_at)
-     VALUES (?, ?, ?, ?, 0, NULL)`,
-  ).run(row.message_id, row.author_id, row.role, row.priority);
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  ).run(
+    row.message_id,
+    row.author_id,
+    row.role,
+    row.priority,
+    row.edit_version ?? 0,
+    row.edited_at ?? null,
+  );
 }
 
 /** One message with its extras. */
@@ -735,6 +750,14 @@ export interface EditRow {
   old_content: string;
   edited_by: string;
   created_at: number;
+}
+
+/** Store an earlier version of a message as it was recorded elsewhere (an import). */
+export function insertEdit(store: Store, row: EditRow): void {
+  store.stmt(
+    `INSERT OR IGNORE INTO bus_message_edits (message_id, version, old_content, edited_by, created_at)
+     VALUES (?, ?, ?, ?, ?)`,
+  ).run(row.message_id, row.version, row.old_content, row.edited_by, row.created_at);
 }
 
 /** A message's edits, oldest first. */

@@ -7,6 +7,7 @@
  */
 
 import { databaseCounts } from "../../bus/admin.ts";
+import { importAgentChatBus } from "../../bus/chat/import.ts";
 import { redactUrl } from "../../config.ts";
 import { copyDatabase, isPostgresUrl, readMigrationState, wipeDatabase } from "../../runtime.ts";
 import {
@@ -30,6 +31,10 @@ Commands:
                  embedding endpoint; see the README's Search section)
   copy FROM TO   Copy a whole bus from one store to another (SQLite file or postgres://
                  URL, either way); TO must be empty. Progress on stderr, counts checked
+  import-agentchatbus FILE
+                 Bring an AgentChatBus database (its SQLite file) onto this bus: agents
+                 (their tokens still work), custom templates, threads, messages, edits and
+                 reactions. What the bus already has is kept; counts checked (--json)
   wipe --yes     Delete the database file (AGENT_BUS_DB) and its -wal/-shm/-lock files, or our
                  tables in PostgreSQL. Every topic and message is lost. Asks first
                  unless --yes is given`;
@@ -43,6 +48,10 @@ export const dbCommand: Command = defineCommand({
     "dry-run": { type: "boolean" },
   },
   async run({ values, positionals }, ctx) {
+    if (positionals[0] === "import-agentchatbus") {
+      if (positionals.length !== 2) throw new UsageError("db import-agentchatbus needs FILE");
+      return await importCommand(ctx, positionals[1]!, values.json ?? false);
+    }
     if (positionals[0] === "copy") {
       if (positionals.length !== 3) throw new UsageError("db copy needs FROM and TO");
       return await copyCommand(ctx, positionals[1]!, positionals[2]!);
@@ -250,6 +259,48 @@ async function copyCommand(ctx: CliContext, from: string, to: string): Promise<n
   ctx.print.out(
     `Copied ${redactUrl(source!)} → ${redactUrl(target!)}: ${topics} topic(s), ` +
       `${messages} message(s), ${rows} row(s) in ${tables.length} tables; every count matches.`,
+  );
+  return 0;
+}
+
+async function importCommand(ctx: CliContext, file: string, asJson: boolean): Promise<number> {
+  const path = resolveLocation(ctx, file);
+  try {
+    await Deno.stat(path);
+  } catch {
+    throw new UsageError(`No file at "${path}"`);
+  }
+  await using runtime = openCliRuntime(ctx);
+  let progress: ReturnType<typeof startProgress> | undefined;
+  let report;
+  try {
+    report = await importAgentChatBus(runtime.bus, path, (done, total) => {
+      if (asJson) return;
+      progress ??= startProgress(ctx.io.stderr, "Importing", total);
+      progress.update(done);
+    });
+  } finally {
+    progress?.finish();
+  }
+  if (asJson) {
+    ctx.print.out(JSON.stringify(report));
+    return 0;
+  }
+  const line = (what: string, c: { found: number; imported: number; skipped: number }) =>
+    `${what}: ${c.imported} imported of ${c.found}${
+      c.skipped ? ` (${c.skipped} already here)` : ""
+    }`;
+  ctx.print.out(
+    [
+      `Imported ${path} into ${
+        redactUrl(ctx.config.dbPath)
+      }; every thread's message count matches.`,
+      line("threads", report.threads),
+      line("messages", report.messages),
+      line("agents", report.agents),
+      line("templates", report.templates),
+      `edits: ${report.edits}, reactions: ${report.reactions}`,
+    ].join("\n"),
   );
   return 0;
 }
