@@ -14,6 +14,7 @@ import { BusError } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { createApi } from "./api.ts";
 import { assetResponse, isAsset } from "./assets.ts";
+import { chatbusEventStream } from "./chatbus_events.ts";
 import { EventHub, eventsQuery, eventStream } from "./events.ts";
 import { parseInput } from "../validation.ts";
 import { errorResponse, inert, queryArgs } from "../http_respond.ts";
@@ -57,9 +58,9 @@ const SECURITY_HEADERS: HeadersInit = {
   "x-frame-options": "DENY",
 };
 
-/** The REST API's paths: `/api/...`, and AgentChatBus's `/health`. */
+/** The REST API's paths: `/api/...`, and AgentChatBus's `/health` and `/events`. */
 function isApi(pathname: string): boolean {
-  return pathname.startsWith("/api/") || pathname === "/health";
+  return pathname.startsWith("/api/") || pathname === "/health" || pathname === "/events";
 }
 
 /** Build the console. */
@@ -88,6 +89,14 @@ export function createConsole(options: ConsoleOptions): WebConsole {
           keepAliveMs: options.keepAliveMs,
           signal: options.signal,
         }));
+      }
+      if (url.pathname === "/events") {
+        if (request.method !== "GET") {
+          throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+        }
+        return inert(
+          chatbusEventStream({ hub, keepAliveMs: options.keepAliveMs, signal: options.signal }),
+        );
       }
       if (isApi(url.pathname)) return inert(await api(request, url));
       if (request.method !== "GET" && request.method !== "HEAD") {

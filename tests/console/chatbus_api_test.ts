@@ -325,3 +325,49 @@ Deno.test("thread settings: the tools and REST say there is no coordinator, and 
   assert.match(restRefused.body.detail, /switch_timeout_seconds/);
   assert.equal((await call(`${s.url}/api/threads/nope/settings`)).status, 404);
 });
+
+Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and thread events", async () => {
+  await using s = await setup();
+  const agent = (await call(`${s.url}/api/agents/register`, "POST", { ide: "A", model: "m" })).body;
+  const response = await fetch(`${s.url}/events`);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get("content-type") ?? "", /^text\/event-stream/);
+  const frames = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  /** The next `data:` frame's event. */
+  const next = async (): Promise<{ type: string; payload: Json }> => {
+    for (;;) {
+      const end = buffered.indexOf("\n\n");
+      if (end >= 0) {
+        const frame = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        if (frame.startsWith("data: ")) return JSON.parse(frame.slice(6));
+        continue; // a comment
+      }
+      const { value, done } = await frames.read();
+      if (done) throw new Error("the stream ended");
+      buffered += value;
+    }
+  };
+  try {
+    assert.equal((await next()).type, "connected");
+    const threadId = (await call(`${s.url}/api/threads`, "POST", {
+      topic: "live",
+      creator_agent_id: agent.agent_id,
+    }, { "X-Agent-Token": agent.token })).body.id;
+    await call(`${s.url}/api/threads/${threadId}/messages`, "POST", { content: "hello, stream" });
+    const seen: string[] = [];
+    let message: Json | undefined;
+    while (message === undefined) {
+      const event = await next();
+      seen.push(event.type);
+      if (event.type === "msg.new") message = event.payload;
+    }
+    assert.ok(seen.includes("thread.updated"), seen.join(","));
+    assert.equal(message.thread_id, threadId);
+    assert.equal(message.content, "hello, stream");
+    assert.equal(message.seq, 1);
+  } finally {
+    await frames.cancel();
+  }
+});

@@ -1,0 +1,109 @@
+/**
+ * `GET /events`: the bus's live events in AgentChatBus's shape, for its VS
+ * Code extension and web clients. Each event is one `data:` frame holding
+ * `{type, payload}`, starting with `{type: "connected"}`; the changes come
+ * from the same {@linkcode EventHub} as the console's `/api/events`:
+ * `msg.new` (the message, with its `thread_id`), `msg.handoff` and
+ * `msg.stop`, `thread.updated` or `thread.deleted` (a topic changed or
+ * went), and `agent.updated` (who is present in a thread changed). Like
+ * AgentChatBus's stream it has no ids and no replay (its clients re-fetch
+ * after a reconnect); unlike it, an idle stream gets a keep-alive comment.
+ *
+ * @module
+ */
+
+import type { Message } from "../bus/messages.ts";
+import type { EventHub, HubEvent } from "./events.ts";
+
+/** What {@linkcode chatbusEventStream} needs. */
+export interface ChatbusEventsOptions {
+  hub: EventHub;
+  keepAliveMs: number;
+  /** Ends the stream (server shutdown). */
+  signal: AbortSignal;
+}
+
+/** Open the stream. */
+export function chatbusEventStream(options: ChatbusEventsOptions): Response {
+  const encoder = new TextEncoder();
+  let stop = (): void => {};
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (text: string) => {
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          stop(); // the client has gone
+        }
+      };
+      send(frame({ type: "connected", payload: {} }));
+      const unsubscribe = options.hub.subscribe((change) => {
+        const event = translate(change);
+        if (event) send(frame(event));
+      });
+      const keepAlive = setInterval(() => send(": keep-alive\n\n"), options.keepAliveMs);
+      const end = () => {
+        stop();
+        try {
+          controller.close();
+        } catch { /* already closed */ }
+      };
+      stop = () => {
+        clearInterval(keepAlive);
+        unsubscribe();
+        options.signal.removeEventListener("abort", end);
+      };
+      options.signal.addEventListener("abort", end, { once: true });
+    },
+    cancel() {
+      stop();
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-accel-buffering": "no",
+    },
+  });
+}
+
+function frame(event: { type: string; payload: unknown }): string {
+  return `data: ${JSON.stringify(event)}\n\n`;
+}
+
+/** A hub event as AgentChatBus names it. */
+function translate(change: HubEvent): { type: string; payload: unknown } | undefined {
+  const data = change.data as Record<string, unknown>;
+  switch (change.event) {
+    case "message":
+      return { type: "msg.new", payload: chatMessage((data as { message: Message }).message) };
+    case "msg.handoff":
+    case "msg.stop":
+      return { type: change.event, payload: { ...data, thread_id: change.topicId } };
+    case "topic":
+      return data.deleted
+        ? { type: "thread.deleted", payload: { thread_id: change.topicId } }
+        : { type: "thread.updated", payload: { ...data, thread_id: change.topicId } };
+    case "presence":
+      return { type: "agent.updated", payload: { thread_id: change.topicId, agents: data.agents } };
+  }
+}
+
+/** A message in the fields AgentChatBus's clients read. */
+function chatMessage(message: Message) {
+  return {
+    id: message.message_id,
+    msg_id: message.message_id,
+    thread_id: message.topic_id,
+    seq: message.seq,
+    author: message.sender,
+    author_id: message.chat?.author_id ?? null,
+    role: message.chat?.role ?? "user",
+    priority: message.chat?.priority ?? "normal",
+    content: message.content_markdown,
+    metadata: message.metadata,
+    reply_to_msg_id: message.reply_to,
+    created_at: new Date(message.created_at * 1000).toISOString(),
+  };
+}
