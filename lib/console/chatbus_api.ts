@@ -25,7 +25,14 @@ import {
   resumeAgent,
   unregisterAgent,
 } from "../bus/chat/agents.ts";
-import { editHistory, getMessage, listMessages } from "../bus/chat/read.ts";
+import {
+  editHistory,
+  editMessageAsOperator,
+  getMessage,
+  listMessages,
+  react,
+  unreact,
+} from "../bus/chat/read.ts";
 import { postMessage } from "../bus/chat/post.ts";
 import {
   agentCredentialsInput,
@@ -33,6 +40,7 @@ import {
   agentRegisterInput,
   msgListInput,
   msgPostInput,
+  reactionInput,
   templateCreateInput,
   threadCreateInput,
   threadListInput,
@@ -73,13 +81,14 @@ const messagesQuery = msgListInput.omit({
   return_format: true,
   include_attachments: true,
 }).extend({
-  limit: z.int().min(1, "must be an int >= 1").max(1000).default(200),
+  // (Larger limits are cut to 1000, as AgentChatBus does.)
+  limit: z.int().min(1, "must be an int >= 1").default(200).transform((n) => Math.min(n, 1000)),
   include_system_prompt: z.boolean().default(false),
 });
 
 /** `GET /api/threads/{id}/transcript`: the same, with the transcript's larger page. */
 const transcriptQuery = messagesQuery.extend({
-  limit: z.int().min(1, "must be an int >= 1").max(2000).default(400),
+  limit: z.int().min(1, "must be an int >= 1").default(400).transform((n) => Math.min(n, 2000)),
 });
 
 /** `POST /api/threads`: `thread_create`'s fields, the creator's token in `X-Agent-Token`. */
@@ -114,7 +123,9 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       query: threadListInput,
       responses: { "200": { description: "{threads, total, has_more, next_cursor}" } },
       handle: ({ query }) => {
-        const page = threadList(bus, query);
+        // (An unencoded "+00:00" arrives as " 00:00": clients put dates in URLs as they are.)
+        const before = query.before?.replace(/ (\d\d:\d\d)$/, "+$1");
+        const page = threadList(bus, { ...query, before });
         return json({ ...page, threads: withWaiters(bus, page.threads) });
       },
     }),
@@ -179,11 +190,65 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       handle: ({ params: { id } }) => json({ reactions: requireChatMessage(bus, id!).reactions }),
     }),
     route({
+      method: "POST",
+      path: "/api/messages/{id}/reactions",
+      summary: "React to a message for agent_id (the msg_react tool; without a token the " +
+        "operator reacts for the agent, as AgentChatBus's REST does)",
+      body: reactionInput.omit({ message_id: true }).required({ agent_id: true }),
+      responses: { "201": { description: "{ok, reactions}" } },
+      handle: async ({ params: { id }, body }) => {
+        const reaction = await react(bus, new Session({}), {
+          ...body,
+          message_id: id!,
+          asOperator: true,
+        });
+        const { reactions } = requireChatMessage(bus, id!);
+        return json({ ok: true, ...reaction, reactions }, 201);
+      },
+    }),
+    route({
+      method: "DELETE",
+      path: "/api/messages/{id}/reactions/{reaction}",
+      summary: "Take back agent_id's reaction (the msg_unreact tool)",
+      query: reactionInput.pick({ agent_id: true, token: true }).required({ agent_id: true }),
+      responses: { "200": { description: "{removed}" } },
+      handle: async ({ params: { id, reaction }, query }) => {
+        const removed = await unreact(bus, new Session({}), {
+          ...query,
+          message_id: id!,
+          reaction: reaction!,
+          asOperator: true,
+        });
+        return json({ removed: removed.removed });
+      },
+    }),
+    route({
+      method: "PUT",
+      path: "/api/messages/{id}",
+      summary: "Edit a message for edited_by, its author or system (the msg_edit tool); " +
+        "new_content, or content as AgentChatBus's reference names it",
+      body: editBody(bus),
+      responses: {
+        "200": { description: "{msg_id, version, edited_at, edited_by} or {no_change}" },
+      },
+      handle: async ({ params: { id }, body }) => {
+        const content = body.new_content ?? body.content;
+        if (content === undefined) throw invalidArgument("new_content is required");
+        return json(
+          await editMessageAsOperator(bus, {
+            message_id: id!,
+            new_content: content,
+            edited_by: body.edited_by,
+          }),
+        );
+      },
+    }),
+    route({
       method: "GET",
       path: "/api/messages/{id}/history",
       summary: "A message's earlier versions, oldest first (the msg_edit_history tool)",
       responses: { "200": { description: "{edits}" } },
-      handle: ({ params: { id } }) => json({ edits: editHistory(bus, id!).edits }),
+      handle: ({ params: { id } }) => json(editHistory(bus, id!)),
     }),
     route({
       method: "GET",
@@ -443,6 +508,16 @@ function withWaiters(bus: Bus, threads: Thread[]) {
   }));
 }
 
+/** `PUT /api/messages/{id}`: the new text (under either name) and who edits. */
+function editBody(bus: Bus) {
+  const text = z.string().min(1, "must be a non-empty string").max(bus.config.maxMessageChars);
+  return z.object({
+    new_content: text.optional(),
+    content: text.optional().describe("AgentChatBus's reference's name of new_content"),
+    edited_by: z.string().min(1).max(200).default("system"),
+  });
+}
+
 /** A page of a thread's messages, as AgentChatBus's REST lists them (a bare array). */
 function messagesResponse(
   bus: Bus,
@@ -489,6 +564,9 @@ type PostBody = Omit<z.output<ReturnType<typeof msgPostInput>>, "thread_id">;
  * between), as AgentChatBus does so that a person or a script can always post.
  */
 async function post(bus: Bus, threadId: string, body: PostBody): Promise<Response> {
+  if (body.role === "system" && body.author === "human") {
+    throw invalidArgument("role 'system' is not allowed for human messages");
+  }
   const session = new Session({});
   const brought = body.expected_last_seq !== undefined && body.reply_token !== undefined;
   for (let attempt = 1;; attempt++) {
@@ -525,14 +603,15 @@ const MULTIPART_SLACK = 16 << 10;
  * within the size limit; its declared type and name's extension are not
  * trusted (AgentChatBus took SVG, `.php` and `.exe` as they came).
  *
- * @throws {BusError} `PAYLOAD_TOO_LARGE`, `INVALID_ARGUMENT` (no file),
- *   `UNSUPPORTED_MEDIA_TYPE` (not multipart, or not a raster image)
+ * @throws {BusError} `PAYLOAD_TOO_LARGE`, `INVALID_ARGUMENT` (no file, or not a raster
+ *   image), `UNSUPPORTED_MEDIA_TYPE` (a body that is not multipart)
  */
 async function uploadedImage(
   request: Request,
   maxBytes: number,
 ): Promise<{ url: string; name: string; mime_type: string; bytes: number }> {
   const type = request.headers.get("content-type") ?? "";
+  if (type === "") throw invalidArgument("file is required (multipart/form-data, field file)");
   if (!type.toLowerCase().startsWith("multipart/form-data")) {
     throw new BusError(
       "UNSUPPORTED_MEDIA_TYPE",
@@ -557,9 +636,9 @@ async function uploadedImage(
   const bytes = new Uint8Array(await file.arrayBuffer());
   const mimeType = sniffRasterImage(bytes);
   if (mimeType === undefined) {
-    throw new BusError(
-      "UNSUPPORTED_MEDIA_TYPE",
-      "Only PNG, JPEG, GIF, WebP, AVIF and BMP images are accepted (judged by their bytes)",
+    throw invalidArgument(
+      "Unsupported image type: only PNG, JPEG, GIF, WebP, AVIF and BMP images are accepted " +
+        "(judged by their bytes)",
     );
   }
   return {

@@ -18,7 +18,7 @@ export interface RouteInput<Q, B> {
 
 /** One REST route: what it takes (zod), what it answers (OpenAPI), and what it does. */
 export interface RouteSpec<Q = unknown, B = unknown> {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   /** OpenAPI path template, e.g. `/api/topics/{id}/messages`. */
   path: string;
   summary: string;

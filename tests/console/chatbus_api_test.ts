@@ -232,8 +232,9 @@ Deno.test("uploads: raster images by their bytes, bounded; SVG, PHP and executab
     ] as const
   ) {
     const refused = await upload(s.url, bytes, name, type);
-    assert.equal(refused.status, 415, name);
-    assert.equal(refused.body.error.code, "UNSUPPORTED_MEDIA_TYPE");
+    assert.equal(refused.status, 400, name);
+    assert.equal(refused.body.error.code, "INVALID_ARGUMENT");
+    assert.match(refused.body.detail, /^Unsupported image type/);
   }
   const notMultipart = await call(`${s.url}/api/upload/image`, "POST", { file: "x" });
   assert.equal(notMultipart.status, 415);
@@ -341,7 +342,8 @@ Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and
       if (end >= 0) {
         const frame = buffered.slice(0, end);
         buffered = buffered.slice(end + 2);
-        if (frame.startsWith("data: ")) return JSON.parse(frame.slice(6));
+        const data = frame.split("\n").find((line) => line.startsWith("data: "));
+        if (data !== undefined) return JSON.parse(data.slice(6));
         continue; // a comment
       }
       const { value, done } = await frames.read();
@@ -359,6 +361,7 @@ Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and
     const seen: string[] = [];
     let message: Json | undefined;
     while (message === undefined) {
+      assert.ok(seen.length < 50, `no msg.new among ${seen.join(",")}`);
       const event = await next();
       seen.push(event.type);
       if (event.type === "msg.new") message = event.payload;
@@ -367,6 +370,21 @@ Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and
     assert.equal(message.thread_id, threadId);
     assert.equal(message.content, "hello, stream");
     assert.equal(message.seq, 1);
+    // A reply is also announced as msg.reply.
+    const replied = await call(`${s.url}/api/threads/${threadId}/messages`, "POST", {
+      content: "and a reply",
+      reply_to_msg_id: message.msg_id,
+    });
+    assert.equal(replied.status, 201, JSON.stringify(replied.body));
+    for (let event = await next(), n = 0;; event = await next(), n++) {
+      assert.ok(n < 50, "no msg.reply");
+      if (event.type !== "msg.reply") continue;
+      assert.deepEqual(
+        [event.payload.reply_to_msg_id, event.payload.msg_id],
+        [message.msg_id, replied.body.msg_id],
+      );
+      break;
+    }
   } finally {
     await frames.cancel();
   }

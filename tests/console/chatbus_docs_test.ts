@@ -141,10 +141,44 @@ Deno.test("AgentChatBus's documented REST examples get the documented answers", 
   // Transcript (`?after_seq&limit`), a message's reactions and edit history.
   const transcript = await send("GET", `/api/threads/${id}/transcript?after_seq=0&limit=400`);
   expect("GET /api/threads/{id}/transcript", transcript, 200);
-  assert.deepEqual((transcript.body as Json[]).map((m) => m.content), ["Changelog checked."]);
+  assert.equal((transcript.body as Json[]).length, 1);
   const msgId = (posted.body as { id: string }).id;
+  // Reactions: add `{reaction, agent_id}` (idempotent), list, remove with `?agent_id=`.
+  for (let i = 0; i < 2; i++) {
+    const added = await send("POST", `/api/messages/${msgId}/reactions`, {
+      reaction: "agree",
+      agent_id: agent.agent_id,
+    });
+    expect("POST /api/messages/{id}/reactions", added, 201, ["reaction", "agent_id"]);
+  }
   const reactions = await send("GET", `/api/messages/${msgId}/reactions`);
   expect("GET /api/messages/{id}/reactions", reactions, 200, ["reactions"]);
+  assert.deepEqual(
+    (reactions.body.reactions as Json[]).map((r) => [r.reaction, r.agent_id]),
+    [["agree", agent.agent_id]],
+  );
+  const removed = await send(
+    "DELETE",
+    `/api/messages/${msgId}/reactions/agree?agent_id=${agent.agent_id}`,
+  );
+  expect("DELETE /api/messages/{id}/reactions/{reaction}", removed, 200, ["removed"]);
+  assert.equal(removed.body.removed, true);
+  // Edit `{content, edited_by}` (the author, or system); the old text goes to the history.
+  const edited = await send("PUT", `/api/messages/${msgId}`, {
+    content: "Changelog checked twice.",
+    edited_by: agent.agent_id,
+  });
+  expect("PUT /api/messages/{id}", edited, 200, ["msg_id", "version", "edited_at", "edited_by"]);
+  const refusedEdit = await send("PUT", `/api/messages/${msgId}`, {
+    content: "hijacked",
+    edited_by: "someone-else",
+  });
+  assert.equal(refusedEdit.status, 403, JSON.stringify(refusedEdit.body));
+  const unchanged = await send("PUT", `/api/messages/${msgId}`, {
+    content: "Changelog checked twice.",
+    edited_by: agent.agent_id,
+  });
+  assert.equal(unchanged.body.no_change, true);
   expect(
     "GET /api/messages/{id}/history",
     await send("GET", `/api/messages/${msgId}/history`),
@@ -167,7 +201,7 @@ Deno.test("AgentChatBus's documented REST examples get the documented answers", 
   const exported = await send("GET", `/api/threads/${id}/export`);
   assert.equal(exported.status, 200);
   assert.match(exported.headers.get("content-disposition") ?? "", /^attachment/);
-  assert.match(exported.body as string, /Changelog checked\./);
+  assert.match(exported.body as string, /Changelog checked twice\./);
 
   // State `{state: discuss|implement|review|done}`, close `{summary}`, archive, unarchive.
   for (const state of ["implement", "review", "done", "discuss"]) {

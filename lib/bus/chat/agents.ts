@@ -86,6 +86,7 @@ export interface AgentInfo {
   is_online: boolean;
   capabilities: string[];
   skills: Record<string, unknown>[];
+  registered_at: string;
   last_heartbeat: string;
   last_activity: string;
   last_activity_time: string;
@@ -245,6 +246,7 @@ export function agentInfo(
     is_online: online,
     capabilities: JSON.parse(row.capabilities_json),
     skills: JSON.parse(row.skills_json),
+    registered_at: iso(row.registered_at),
     last_heartbeat: iso(row.last_heartbeat),
     last_activity: row.last_activity,
     last_activity_time: iso(row.last_activity_time),

@@ -370,10 +370,12 @@ function checkSync(
       { REMINDER, action: "CALL_MSG_WAIT" },
     );
   }
+  // The operator (AgentChatBus's REST) may use an unbound token for an agent, and any token of
+  // the thread for an author who is no agent, as AgentChatBus allows; agents may not.
   const wrongHolder = token &&
     (agent
       ? token.agent_id !== agent.agent_id && !(asOperator && token.agent_id === null)
-      : token.agent_id !== null);
+      : token.agent_id !== null && !asOperator);
   if (!token || token.topic_id !== topicId || wrongHolder) {
     return syncError("ReplyTokenInvalidError", "TOKEN_INVALID", {
       REMINDER,

@@ -364,44 +364,87 @@ export async function editMessage(
     agent_id?: string | undefined;
     token?: string | undefined;
   },
-): Promise<
-  { no_change: true; version: number } | {
-    msg_id: string;
-    version: number;
-    edited_at: string;
-    edited_by: string;
-  }
-> {
-  if (!args.new_content.trim()) throw invalidArgument("new_content must be a non-empty string");
-  if (args.new_content.length > bus.config.maxMessageChars) {
-    throw invalidArgument(`new_content exceeds max length (${bus.config.maxMessageChars})`);
-  }
+): Promise<EditResult> {
+  checkNewContent(bus, args.new_content);
   const credentials = credentialsOf(session, args, "AUTHENTICATION_REQUIRED");
   return await write(bus, () => {
     const agent = authenticate(bus.store, credentials.agentId, credentials.token);
     session.chatAgent = credentials;
-    const row = requireMessage(bus.store, args.message_id);
-    if (row.role === "system") {
-      throw new BusError("PermissionError", "System messages cannot be edited");
-    }
-    if (row.author_id !== agent.agent_id) {
-      throw new BusError("PermissionError", "Only the original author can edit this message");
-    }
-    if (row.content_markdown === args.new_content) {
-      return { no_change: true as const, version: row.edit_version };
-    }
-    const now = bus.now();
-    const version = row.edit_version + 1;
-    recordEdit(bus.store, {
-      messageId: row.message_id,
-      oldContent: row.content_markdown,
-      newContent: args.new_content,
-      editedBy: agent.agent_id,
-      version,
-      now,
-    });
-    return { msg_id: row.message_id, version, edited_at: iso(now), edited_by: agent.agent_id };
+    return recordVersion(bus, args.message_id, args.new_content, agent.agent_id);
   });
+}
+
+/**
+ * AgentChatBus's REST edit: the operator (behind the console's guard) edits
+ * for `edited_by`, which must be the message's author (its agent id or
+ * name) or `system`, as there.
+ *
+ * @throws {BusError} `MESSAGE_NOT_FOUND`, `PermissionError`, `INVALID_ARGUMENT`
+ */
+export async function editMessageAsOperator(
+  bus: Bus,
+  args: { message_id: string; new_content: string; edited_by: string },
+): Promise<EditResult> {
+  checkNewContent(bus, args.new_content);
+  return await write(
+    bus,
+    () =>
+      recordVersion(
+        bus,
+        args.message_id,
+        args.new_content,
+        args.edited_by,
+        (row) =>
+          args.edited_by === "system" || row.author_id === args.edited_by ||
+          row.sender === args.edited_by,
+      ),
+  );
+}
+
+/** What an edit answers. */
+export type EditResult = { no_change: true; version: number } | {
+  msg_id: string;
+  version: number;
+  edited_at: string;
+  edited_by: string;
+};
+
+function checkNewContent(bus: Bus, content: string): void {
+  if (!content.trim()) throw invalidArgument("new_content must be a non-empty string");
+  if (content.length > bus.config.maxMessageChars) {
+    throw invalidArgument(`new_content exceeds max length (${bus.config.maxMessageChars})`);
+  }
+}
+
+/** Store a message's new version (inside a write), when `editor` may edit it. */
+function recordVersion(
+  bus: Bus,
+  messageId: string,
+  content: string,
+  editor: string,
+  mayEdit: (row: ChatMessageRow) => boolean = (row) => row.author_id === editor,
+): EditResult {
+  const row = requireMessage(bus.store, messageId);
+  if (row.role === "system") {
+    throw new BusError("PermissionError", "System messages cannot be edited");
+  }
+  if (!mayEdit(row)) {
+    throw new BusError("PermissionError", "Only the original author can edit this message");
+  }
+  if (row.content_markdown === content) {
+    return { no_change: true as const, version: row.edit_version };
+  }
+  const now = bus.now();
+  const version = row.edit_version + 1;
+  recordEdit(bus.store, {
+    messageId: row.message_id,
+    oldContent: row.content_markdown,
+    newContent: content,
+    editedBy: editor,
+    version,
+    now,
+  });
+  return { msg_id: row.message_id, version, edited_at: iso(now), edited_by: editor };
 }
 
 /**
@@ -437,6 +480,12 @@ interface ReactionArgs {
   reaction: string;
   agent_id?: string | undefined;
   token?: string | undefined;
+  /**
+   * The operator (AgentChatBus's REST API, behind the console's guard) reacts
+   * on behalf of `agent_id`, as AgentChatBus's REST trusts it to; an agent's
+   * MCP session never sets this.
+   */
+  asOperator?: boolean | undefined;
 }
 
 /**
@@ -684,6 +733,7 @@ function reactor(bus: Bus, session: Session, args: ReactionArgs): string {
   if (args.token === undefined && own && (named === undefined || named === own.agentId)) {
     return own.agentId;
   }
+  if (args.asOperator && named !== undefined && args.token === undefined) return named;
   if (named === undefined || args.token === undefined) {
     throw new BusError(
       "AUTHENTICATION_REQUIRED",

@@ -122,6 +122,7 @@ export const agentSchema = z.object({
   is_online: z.boolean(),
   capabilities: z.array(z.string()),
   skills: z.array(z.record(z.string(), z.unknown())),
+  registered_at: z.string(),
   last_heartbeat: z.string(),
   last_activity: z.string(),
   last_activity_time: z.string(),
@@ -282,4 +283,14 @@ export const templateCreateInput = z.object({
   default_metadata: z.record(z.string(), z.unknown()).optional(),
   // AgentChatBus's schema names the field `metadata` while its handler reads `default_metadata`.
   metadata: z.record(z.string(), z.unknown()).optional().describe("Alias of default_metadata"),
+});
+
+/** The input of `msg_react` and `msg_unreact` (also REST's reactions, the id in the path). */
+export const reactionInput = z.object({
+  message_id: messageIdArg,
+  reaction: z.string().min(1, "must be a non-empty string").max(64),
+  agent_id: agentIdArg.optional().describe("Who reacts (default: this connection's agent)"),
+  token: z.string().max(256).optional().describe(
+    "agent_id's token: needed when agent_id is not this connection's agent",
+  ),
 });

@@ -32,6 +32,7 @@ import {
   messageIdArg,
   msgListInput,
   msgPostInput,
+  reactionInput,
   returnFormatArg,
   syncContextShape,
   threadIdArg,
@@ -301,15 +302,6 @@ export const msgEditHistoryTool = defineTool({
         : [],
     );
   },
-});
-
-const reactionInput = z.object({
-  message_id: messageIdArg,
-  reaction: z.string().min(1, "must be a non-empty string").max(64),
-  agent_id: agentIdArg.optional().describe("Who reacts (default: this connection's agent)"),
-  token: z.string().max(256).optional().describe(
-    "agent_id's token: needed when agent_id is not this connection's agent",
-  ),
 });
 
 /** `msg_react`. */
