@@ -14,7 +14,7 @@
  */
 
 import type { Message } from "../bus/messages.ts";
-import type { EventHub, HubEvent } from "./events.ts";
+import { type EventHub, type HubEvent, sseResponse } from "./events.ts";
 
 /** What {@linkcode chatbusEventStream} needs. */
 export interface ChatbusEventsOptions {
@@ -26,47 +26,18 @@ export interface ChatbusEventsOptions {
 
 /** Open the stream. */
 export function chatbusEventStream(options: ChatbusEventsOptions): Response {
-  const encoder = new TextEncoder();
-  let stop = (): void => {};
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const send = (text: string) => {
-        try {
-          controller.enqueue(encoder.encode(text));
-        } catch {
-          stop(); // the client has gone
-        }
-      };
-      send(frame({ type: "connected", payload: {} }));
-      const unsubscribe = options.hub.subscribe((change) => {
-        // (A message's frames carry its position as their id, as AgentChatBus's Python server did.)
-        const id = change.position === undefined ? "" : `id: ${change.position}\n`;
-        for (const event of translate(change)) send(id + frame(event));
-      });
-      const keepAlive = setInterval(() => send(": keep-alive\n\n"), options.keepAliveMs);
-      const end = () => {
-        stop();
-        try {
-          controller.close();
-        } catch { /* already closed */ }
-      };
-      stop = () => {
-        clearInterval(keepAlive);
-        unsubscribe();
-        options.signal.removeEventListener("abort", end);
-      };
-      options.signal.addEventListener("abort", end, { once: true });
-    },
-    cancel() {
-      stop();
-    },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      "x-accel-buffering": "no",
-    },
+  return sseResponse(options.signal, (send) => {
+    send(frame({ type: "connected", payload: {} }));
+    const unsubscribe = options.hub.subscribe((change) => {
+      // (A message's frames carry its position as their id, as AgentChatBus's Python server did.)
+      const id = change.position === undefined ? "" : `id: ${change.position}\n`;
+      for (const event of translate(change)) send(id + frame(event));
+    });
+    const keepAlive = setInterval(() => send(": keep-alive\n\n"), options.keepAliveMs);
+    return () => {
+      clearInterval(keepAlive);
+      unsubscribe();
+    };
   });
 }
 

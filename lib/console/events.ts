@@ -206,22 +206,45 @@ export interface EventStreamOptions {
 
 /** Open an SSE stream of the bus's events. */
 export function eventStream(bus: Bus, options: EventStreamOptions): Response {
+  return sseResponse(options.signal, (send) => follow(bus, options, send));
+}
+
+/**
+ * A Server-Sent Events response fed by `open`, which gets a writer and
+ * returns the function that stops feeding it: called when the client goes
+ * (a write after it left, or the stream cancelled) or `signal` aborts (the
+ * server stops; the stream is then ended).
+ */
+export function sseResponse(
+  signal: AbortSignal,
+  open: (send: (text: string) => void) => () => void,
+): Response {
   const encoder = new TextEncoder();
   let cleanup = (): void => {};
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      const send = (text: string) => {
+      let stopFeeding = (): void => {};
+      let stopped = false;
+      const end = () => {
+        cleanup();
+        try {
+          controller.close();
+        } catch { /* already closed by the client */ }
+      };
+      cleanup = () => {
+        if (stopped) return;
+        stopped = true;
+        stopFeeding();
+        signal.removeEventListener("abort", end);
+      };
+      stopFeeding = open((text) => {
         try {
           controller.enqueue(encoder.encode(text));
         } catch {
           cleanup(); // the client has gone
         }
-      };
-      cleanup = follow(bus, options, send, () => {
-        try {
-          controller.close();
-        } catch { /* already closed by the client */ }
       });
+      signal.addEventListener("abort", end, { once: true });
     },
     cancel() {
       cleanup();
@@ -241,13 +264,12 @@ export function eventStream(bus: Bus, options: EventStreamOptions): Response {
  * reconnecting client missed, send `ready`, then pass on the hub's events
  * for the wanted topic, with a keep-alive comment when idle.
  *
- * @returns a function that ends the stream
+ * @returns a function that stops feeding the stream
  */
 function follow(
   bus: Bus,
   options: EventStreamOptions,
   send: (text: string) => void,
-  end: () => void,
 ): () => void {
   const filter = options.topicId;
   const wanted = (topicId: string) => filter === undefined || topicId === filter;
@@ -314,20 +336,10 @@ function follow(
     }, Math.max(50, due));
   };
   scheduleKeepAlive();
-  let ended = false;
-  const stop = (): void => {
-    if (ended) return;
-    ended = true;
+  return () => {
     clearTimeout(keepAlive);
     unsubscribe();
-    options.signal.removeEventListener("abort", stopAndEnd);
   };
-  const stopAndEnd = () => {
-    stop();
-    end();
-  };
-  options.signal.addEventListener("abort", stopAndEnd, { once: true });
-  return stop;
 }
 
 function sameSummary(a: TopicSummary | undefined, b: TopicSummary): boolean {

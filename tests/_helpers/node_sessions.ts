@@ -12,7 +12,7 @@
 
 import { fileURLToPath } from "node:url";
 import { connectHttp } from "./http.ts";
-import { inheritedEnv } from "./peer.ts";
+import { spawnSteered } from "./steered.ts";
 
 /** What the sessions did meanwhile. */
 export interface NodeSessionsResult {
@@ -34,47 +34,22 @@ export async function startNodeSessions(
   topicId: string,
   prefix: string[],
 ): Promise<NodeSessions> {
-  const child = new Deno.Command(prefix[0]!, {
-    args: [
-      ...prefix.slice(1),
-      Deno.execPath(),
-      "run",
-      "--allow-all",
-      fileURLToPath(import.meta.url),
-      url,
-      topicId,
-    ],
-    env: inheritedEnv(),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const writer = child.stdin.getWriter();
-  let buffered = "";
-  const next = async (): Promise<string> => {
-    while (!buffered.includes("\n")) {
-      const { value, done } = await lines.read();
-      if (done) throw new Error("the sessions script ended");
-      buffered += value;
-    }
-    const at = buffered.indexOf("\n");
-    const line = buffered.slice(0, at);
-    buffered = buffered.slice(at + 1);
-    return line;
-  };
-  if ((await next()) !== "ready") throw new Error("the sessions script did not start");
+  const script = spawnSteered([
+    ...prefix,
+    Deno.execPath(),
+    "run",
+    "--allow-all",
+    fileURLToPath(import.meta.url),
+    url,
+    topicId,
+  ]);
+  if ((await script.next()) !== "ready") throw new Error("the sessions script did not start");
   return {
     async run(seconds) {
-      await writer.write(new TextEncoder().encode(`go ${seconds}\n`));
-      return JSON.parse(await next()) as NodeSessionsResult;
+      await script.say(`go ${seconds}`);
+      return JSON.parse(await script.next()) as NodeSessionsResult;
     },
-    async [Symbol.asyncDispose]() {
-      await writer.close().catch(() => {});
-      await child.status;
-      lines.releaseLock();
-      await child.stdout.cancel().catch(() => {});
-    },
+    [Symbol.asyncDispose]: () => script.close(),
   };
 }
 

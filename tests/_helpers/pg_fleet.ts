@@ -10,8 +10,10 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
 import { type Fleet, startFleet } from "./netns.ts";
-import { inheritedEnv, type Peer, startPeer } from "./peer.ts";
+import { type Peer, startPeer } from "./peer.ts";
+import { spawnSteered } from "./steered.ts";
 import { type Postgres, startPostgres } from "./postgres.ts";
 
 const STALL_PROXY = fileURLToPath(new URL("./stall_proxy.ts", import.meta.url));
@@ -86,21 +88,12 @@ export async function startStallProxy(url: string, prefix: string[] = []): Promi
     target.hostname,
     target.port,
   ];
-  const child = new Deno.Command(command!, {
-    args,
-    env: inheritedEnv(),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const writer = child.stdin.getWriter();
-  const next = async () => (await lines.read()).value?.trim() ?? "";
+  const proxy = spawnSteered([command!, ...args]);
   const say = async (command: string, answer: string) => {
-    await writer.write(new TextEncoder().encode(`${command}\n`));
-    assert.equal(await next(), answer);
+    await proxy.say(command);
+    assert.equal(await proxy.next(), answer);
   };
-  const listening = /^listening (\d+)$/.exec(await next());
+  const listening = /^listening (\d+)$/.exec(await proxy.next());
   assert.ok(listening, "the stall proxy started");
   const through = new URL(target);
   through.hostname = "127.0.0.1";
@@ -109,12 +102,42 @@ export async function startStallProxy(url: string, prefix: string[] = []): Promi
     url: through.href,
     stall: () => say("stall", "stalled"),
     resume: () => say("resume", "resumed"),
-    async [Symbol.asyncDispose]() {
-      await writer.close().catch(() => {});
-      child.kill("SIGKILL");
-      await child.status;
-      lines.releaseLock();
-      await child.stdout.cancel().catch(() => {});
-    },
+    [Symbol.asyncDispose]: () => proxy.close({ kill: true }),
   };
+}
+
+/** `call`'s result, asserting it came within `limitMs` (`what` names it in the failure). */
+export async function answeredWithin<T>(
+  limitMs: number,
+  what: string,
+  call: () => Promise<T>,
+): Promise<T> {
+  const started = performance.now();
+  const result = await call();
+  const took = performance.now() - started;
+  assert.ok(took < limitMs, `${what} answered after ${took.toFixed(0)} ms`);
+  return result;
+}
+
+/**
+ * After a stall: a call that was caught in it either went through or said
+ * `DB_UNAVAILABLE`; then `send` (the same send, same `client_message_id`) is
+ * tried until it goes through, within 30 s. Returns the stored seq.
+ */
+export async function retriedAfterStall(
+  caught: CallToolResult,
+  send: () => Promise<CallToolResult>,
+): Promise<number> {
+  if (caught.isError) {
+    const error = (caught.structuredContent as { error: { code: string } }).error;
+    assert.equal(error.code, "DB_UNAVAILABLE");
+  }
+  let sent = await send();
+  for (const resumed = performance.now(); sent.isError;) {
+    assert.ok(performance.now() - resumed < 30_000, "usable again within 30 s");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    sent = await send();
+  }
+  return (sent.structuredContent as { sent: { message: { seq: number } }[] }).sent[0]!.message
+    .seq;
 }

@@ -376,8 +376,9 @@ Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and
       reply_to_msg_id: message.msg_id,
     });
     assert.equal(replied.status, 201, JSON.stringify(replied.body));
-    for (let event = await next(), n = 0;; event = await next(), n++) {
+    for (let n = 0;; n++) {
       assert.ok(n < 50, "no msg.reply");
+      const event = await next();
       if (event.type !== "msg.reply") continue;
       assert.deepEqual(
         [event.payload.reply_to_msg_id, event.payload.msg_id],
