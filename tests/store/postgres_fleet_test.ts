@@ -282,7 +282,12 @@ Deno.test({
   // pinging), all through the proxy. Host two: a sender, directly.
   await using sender = await startPeer({ dbPath: proxy.url, prefix: stalledHost.exec });
   await using waiter = await startPeer({ dbPath: proxy.url, prefix: stalledHost.exec });
-  await using node = await startHttpServer({ dbPath: proxy.url, prefix: stalledHost.exec });
+  // (Two session workers: the sessions land on different ones, and the host's CPU is shared.)
+  await using node = await startHttpServer({
+    dbPath: proxy.url,
+    prefix: stalledHost.exec,
+    env: { AGENT_BUS_HTTP_WORKERS: "2" },
+  });
   await using other = await peerOn(setup, 1);
   const mine = (await other.ok("topic_create", { name: "stalled host's topic" })).topic_id;
   const theirs = (await other.ok("topic_create", { name: "other host's topic" })).topic_id;
