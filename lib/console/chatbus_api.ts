@@ -24,6 +24,7 @@ import {
   registerAgent,
   resumeAgent,
   unregisterAgent,
+  updateAgentProfile,
 } from "../bus/chat/agents.ts";
 import {
   editHistory,
@@ -38,6 +39,7 @@ import {
   agentCredentialsInput,
   agentIdArg,
   agentRegisterInput,
+  agentUpdateInput,
   msgListInput,
   msgPostInput,
   reactionInput,
@@ -50,6 +52,7 @@ import {
   createThread,
   requireTemplate,
   templateCreate,
+  templateDelete,
   templateList,
   type Thread,
   threadDelete,
@@ -379,6 +382,19 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       },
     }),
     route({
+      method: "PUT",
+      path: "/api/agents/{id}",
+      summary: "Change an agent's profile with its token (the agent_update tool)",
+      body: agentUpdateInput.omit({ agent_id: true }),
+      responses: { "200": { description: "The agent" } },
+      handle: async ({ params: { id }, body }) => {
+        const { token, ...profile } = body;
+        const agent = await updateAgentProfile(bus, id!, token, profile);
+        if (!agent) throw invalidCredentials();
+        return json({ ok: true, ...restAgent(agent) });
+      },
+    }),
+    route({
       method: "POST",
       path: "/api/agents/register",
       summary: "Register an agent (the agent_register tool); the token is shown once",
@@ -460,6 +476,16 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       summary: "One template (the template_get tool)",
       responses: { "200": { description: "The template" } },
       handle: ({ params: { id } }) => json(requireTemplate(bus, id!)),
+    }),
+    route({
+      method: "DELETE",
+      path: "/api/templates/{id}",
+      summary: "Delete a custom template (built-in ones are refused)",
+      responses: { "204": { description: "Deleted" } },
+      handle: async ({ params: { id } }) => {
+        await templateDelete(bus, id!);
+        return new Response(null, { status: 204 });
+      },
     }),
   ];
   return routes as RouteSpec[];

@@ -936,6 +936,11 @@ export interface TemplateRow {
   created_at: number;
 }
 
+/** Delete a custom template; false when there was none. */
+export function deleteTemplate(store: Store, id: string): boolean {
+  return Number(store.stmt("DELETE FROM bus_templates WHERE id = ?").run(id).changes) > 0;
+}
+
 /** Create or replace a custom template. */
 export function putTemplate(store: Store, row: TemplateRow): void {
   store.stmt(

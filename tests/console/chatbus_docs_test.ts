@@ -67,6 +67,22 @@ Deno.test("AgentChatBus's documented REST examples get the documented answers", 
   expect("GET /api/agents/{id} (missing)", await send("GET", "/api/agents/nobody"), 404);
   expect("POST /api/agents/heartbeat", await send("POST", "/api/agents/heartbeat", creds), 200);
   expect("POST /api/agents/resume", await send("POST", "/api/agents/resume", creds), 200);
+  // Update `{token, capabilities, skills, description, display_name}`; a wrong token is 401.
+  const updated = await send("PUT", `/api/agents/${agent.agent_id}`, {
+    token: agent.token,
+    capabilities: ["review", "release"],
+    description: "reviews and ships",
+    display_name: "Reviewer",
+  });
+  expect("PUT /api/agents/{id}", updated, 200, ["capabilities"]);
+  assert.deepEqual(
+    [updated.body.display_name, updated.body.capabilities],
+    ["Reviewer", ["review", "release"]],
+  );
+  assert.equal(
+    (await send("PUT", `/api/agents/${agent.agent_id}`, { token: "wrong" })).status,
+    401,
+  );
 
   // Templates: list, get (404 if not found), create `{id, name, description, system_prompt}`.
   expect("GET /api/templates", await send("GET", "/api/templates"), 200);
@@ -81,6 +97,21 @@ Deno.test("AgentChatBus's documented REST examples get the documented answers", 
     system_prompt: "Check the changelog.",
   });
   expect("POST /api/templates", template, 201, ["id", "name", "description", "is_builtin"]);
+  // Delete a custom template (403 for a built-in one, 404 when missing).
+  await send("POST", "/api/templates", { id: "scratch", name: "Scratch" });
+  const gone = await fetch(`${base}/api/templates/scratch`, { method: "DELETE" });
+  assert.equal(gone.status, 204);
+  await gone.body?.cancel();
+  expect(
+    "DELETE /api/templates/{id} (built in)",
+    await send("DELETE", "/api/templates/code-review"),
+    403,
+  );
+  expect(
+    "DELETE /api/templates/{id} (missing)",
+    await send("DELETE", "/api/templates/scratch"),
+    404,
+  );
 
   // Threads: create `{topic, metadata, system_prompt, template}` (the TS server also wants the
   // creator, whose token goes in X-Agent-Token).

@@ -294,3 +294,6 @@ export const reactionInput = z.object({
     "agent_id's token: needed when agent_id is not this connection's agent",
   ),
 });
+
+/** The input of `agent_update` (also `PUT /api/agents/{id}`, the id in the path). */
+export const agentUpdateInput = agentCredentialsInput.extend(profileShape);

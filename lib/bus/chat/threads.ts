@@ -18,6 +18,7 @@ import {
   chatWaits,
   clearTyping,
   countThreads,
+  deleteTemplate,
   getAgent,
   getTemplate,
   getThread,
@@ -615,6 +616,23 @@ export async function setAgentTyping(
 }
 
 // -------------------------------------------------------------- templates
+
+/**
+ * Delete a custom template.
+ *
+ * @throws {BusError} `FORBIDDEN` for a built-in one, `TEMPLATE_NOT_FOUND`
+ */
+export async function templateDelete(bus: Bus, id: string): Promise<void> {
+  if (BUILTIN_TEMPLATES.some((t) => t.id === id)) {
+    throw new BusError("FORBIDDEN", `Template '${id}' is built in and cannot be deleted`);
+  }
+  const deleted = await write(bus, () => deleteTemplate(bus.store, id));
+  if (!deleted) {
+    throw new BusError("TEMPLATE_NOT_FOUND", `Template '${id}' not found`, {
+      context: { template_id: id },
+    });
+  }
+}
 
 /** Built-ins and then custom templates. */
 export function templateList(bus: Bus): Template[] {

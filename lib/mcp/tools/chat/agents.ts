@@ -20,6 +20,7 @@ import {
   agentIdArg,
   agentRegisterInput,
   agentSchema,
+  agentUpdateInput,
   profileShape,
   syncContextShape,
   templateCreateInput,
@@ -129,7 +130,7 @@ export const agentUpdateTool = defineTool({
   title: "Update agent",
   description:
     "Change your profile after registering: only the fields you pass change (an empty display_name restores the automatic one).",
-  input: agentCredentialsInput.extend(profileShape),
+  input: agentUpdateInput,
   output: agentSchema.partial().extend({ ok: z.boolean() }),
   annotations: WRITE,
   textStyle: "json",
