@@ -19,6 +19,7 @@ import { z } from "zod";
 import {
   type AgentInfo,
   agentList,
+  findAgent,
   heartbeat,
   ONLINE_WINDOW_SECONDS,
   registerAgent,
@@ -306,7 +307,9 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       },
       handle: ({ params: { id } }) => {
         const thread = threadGet(bus, id!);
-        const admin = agentList(bus).find((agent) => agent.agent_id === thread.creator_admin_id);
+        const admin = thread.creator_admin_id === null
+          ? undefined
+          : findAgent(bus, thread.creator_admin_id);
         return json({
           admin_id: thread.creator_admin_id,
           admin_name: admin?.display_name ?? null,
@@ -376,7 +379,7 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       summary: "One agent",
       responses: { "200": { description: "The agent" } },
       handle: ({ params: { id } }) => {
-        const agent = agentList(bus).find((a) => a.agent_id === id);
+        const agent = findAgent(bus, id!);
         if (!agent) throw new BusError("NOT_FOUND", "Agent not found");
         return json(restAgent(agent));
       },
@@ -605,14 +608,7 @@ async function post(bus: Bus, threadId: string, body: PostBody): Promise<Respons
         expected_last_seq: sync?.current_seq ?? body.expected_last_seq,
         reply_token: sync?.reply_token ?? body.reply_token,
       });
-      const { messages } = listMessages(bus, {
-        thread_id: threadId,
-        after_seq: posted.seq - 1,
-        limit: 1,
-        include_system_prompt: false,
-        include_attachments: false,
-      });
-      const message = messages[0]!.message;
+      const message = requireChatMessage(bus, posted.msg_id);
       return json({ id: message.msg_id, ...message, ...posted }, 201);
     } catch (error) {
       const raced = error instanceof BusError && error.code === "SeqMismatchError";

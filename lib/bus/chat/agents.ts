@@ -212,6 +212,12 @@ export async function updateAgentProfile(
   return row && agentInfo(bus, row);
 }
 
+/** One registered agent, without its token, or undefined. */
+export function findAgent(bus: Bus, agentId: string): AgentInfo | undefined {
+  const row = agentId.length <= 64 ? bus.store.read(() => getAgent(bus.store, agentId)) : undefined;
+  return row && agentInfo(bus, row);
+}
+
 /** Every registered agent, without tokens. */
 export function agentList(bus: Bus): AgentInfo[] {
   const [rows, waiting] = bus.store.read(() =>

@@ -105,14 +105,16 @@ export async function importAgentChatBus(
         const ids = page.map((m) => m.id);
         const edits = file.edits(ids);
         const reactions = file.reactions(ids);
+        // (Terms and metadata are worked out before the write transaction opens.)
         const prepared = page.map((m) => ({
           message: m,
           terms: termsForSend(bus.store, m.content),
+          metadataJson: jsonObject(m.metadata),
         }));
         const first = seq;
         await write(bus, () => {
           let next = first;
-          for (const { message, terms } of prepared) writeMessage(bus, message, ++next, terms);
+          for (const ready of prepared) writeMessage(bus, ready, ++next);
           for (const edit of edits) {
             insertEdit(bus.store, { ...edit, created_at: seconds(edit.created_at) });
           }
@@ -153,7 +155,13 @@ function seconds(iso: string | null): number {
 }
 
 async function importAgents(bus: Bus, file: AgentChatBusFile): Promise<ImportCounts> {
-  const agents = file.agents();
+  // (Hashing and parsing happen before the write transaction opens.)
+  const agents = file.agents().map((agent) => ({
+    ...agent,
+    tokenHash: hashSecret(agent.token),
+    capabilitiesJson: jsonArray(agent.capabilities),
+    skillsJson: jsonArray(agent.skills),
+  }));
   const imported = await write(bus, () => {
     let n = 0;
     for (const agent of agents) {
@@ -168,10 +176,10 @@ async function importAgents(bus: Bus, file: AgentChatBusFile): Promise<ImportCou
         ide: agent.ide ?? "CLI",
         model: agent.model ?? "unknown",
         description: agent.description ?? "",
-        capabilities_json: jsonArray(agent.capabilities),
-        skills_json: jsonArray(agent.skills),
+        capabilities_json: agent.capabilitiesJson,
+        skills_json: agent.skillsJson,
         emoji: agent.emoji || "🤖",
-        token_hash: hashSecret(agent.token),
+        token_hash: agent.tokenHash,
         registered_at: heartbeat,
         last_heartbeat: heartbeat,
         last_activity: agent.last_activity ?? "imported",
@@ -208,6 +216,7 @@ async function importTemplates(bus: Bus, file: AgentChatBusFile): Promise<Import
 
 /** The thread's topic and thread rows; false when the bus already has a topic with its id. */
 async function createTopic(bus: Bus, thread: AcbThread): Promise<boolean> {
+  const metadataJson = jsonObject(thread.metadata);
   return await write(bus, () => {
     if (getTopic(bus.store, thread.id)) return false;
     const closed = thread.status === "closed";
@@ -218,7 +227,7 @@ async function createTopic(bus: Bus, thread: AcbThread): Promise<boolean> {
       status: closed ? "closed" : "open",
       closed_at: closed ? seconds(thread.closed_at ?? thread.updated_at) : null,
       close_reason: closed ? thread.summary : null,
-      metadata_json: jsonObject(thread.metadata),
+      metadata_json: metadataJson,
     });
     const state = (THREAD_STATES as readonly string[]).includes(thread.status)
       ? thread.status
@@ -239,7 +248,15 @@ async function createTopic(bus: Bus, thread: AcbThread): Promise<boolean> {
 }
 
 /** One message and its chat extras, at `seq` (inside the page's transaction). */
-function writeMessage(bus: Bus, message: AcbMessage, seq: number, terms: string): void {
+function writeMessage(
+  bus: Bus,
+  { message, terms, metadataJson }: {
+    message: AcbMessage;
+    terms: string;
+    metadataJson: string | null;
+  },
+  seq: number,
+): void {
   insertMessage(bus.store, {
     message_id: message.id,
     topic_id: message.thread_id,
@@ -248,7 +265,7 @@ function writeMessage(bus: Bus, message: AcbMessage, seq: number, terms: string)
     message_type: "message",
     reply_to: message.reply_to_msg_id,
     content_markdown: message.content,
-    metadata_json: jsonObject(message.metadata),
+    metadata_json: metadataJson,
     client_message_id: null,
     created_at: seconds(message.created_at),
     terms,
