@@ -94,6 +94,8 @@ class SessionWorker {
   readonly started: Promise<void>;
   readonly stopped: Promise<void>;
   #stopped: () => void;
+  /** Ends of the response bodies still flowing from this worker. */
+  readonly #flowing = new Set<() => void>();
 
   constructor(start: WorkerStart, onMessage: (message: FromNodeWorker) => void) {
     this.worker = new Worker(new URL("./node_worker.ts", import.meta.url), { type: "module" });
@@ -106,9 +108,12 @@ class SessionWorker {
       const data = event.data;
       if (data.kind === "ready") started.resolve();
       else if (data.kind === "failed") started.reject(new BusError(data.code, data.message));
-      else if (data.kind === "stopped") stopped.resolve();
-      else if (data.kind === "response") {
-        const { status, headers, body } = data;
+      else if (data.kind === "stopped") {
+        this.#endFlowing();
+        stopped.resolve();
+      } else if (data.kind === "response") {
+        const { status, headers } = data;
+        const body = data.body && this.#relay(data.body);
         this.pending.get(data.id)?.(new Response(body, { status, headers }));
         this.pending.delete(data.id);
       } else onMessage(data);
@@ -120,9 +125,45 @@ class SessionWorker {
     this.worker.postMessage(message, transfer);
   }
 
+  /**
+   * The worker's body, passed on here so that it ends when the worker does:
+   * a stream's last chunks can be lost when a worker closes, and an open
+   * stream would hold the server's shutdown forever.
+   */
+  #relay(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+    const reader = body.getReader();
+    let end = (): void => {};
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        end = () => {
+          this.#flowing.delete(end);
+          try {
+            controller.close();
+          } catch { /* already closed */ }
+          void reader.cancel().catch(() => {});
+        };
+        this.#flowing.add(end);
+      },
+      pull: async (controller) => {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+        if (done) end();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => {
+        this.#flowing.delete(end);
+        return reader.cancel(reason).catch(() => {});
+      },
+    });
+  }
+
+  #endFlowing(): void {
+    for (const end of [...this.#flowing]) end();
+  }
+
   /** End the worker at once, answering what waits on it. */
   terminate(): void {
     this.worker.terminate();
+    this.#endFlowing();
     this.#stopped();
     const failure = errorResponse(new BusError("INTERNAL_ERROR", "The session worker ended"));
     for (const answer of this.pending.values()) answer(failure.clone());
