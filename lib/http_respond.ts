@@ -73,13 +73,15 @@ export function json(body: unknown, status = 200, headers: HeadersInit = {}): Re
  * The REST wire format of an error, for anything a route threw: `{error:
  * {code, message}, detail, ...context}` with the code's HTTP status (the one
  * mapper of this wire format; MCP routes answer JSON-RPC errors instead).
- * `detail` repeats the message where AgentChatBus's clients read it.
+ * `detail` repeats the message where AgentChatBus's clients read it; a 405
+ * names the methods in `context.allowed` in its `Allow` header.
  */
 export function errorResponse(error: unknown): Response {
   if (error instanceof BusError) {
     const status = httpStatusOf(error.code);
+    const allowed = error.context?.allowed;
     const headers: HeadersInit = status === 405
-      ? { allow: "GET, POST" }
+      ? { allow: Array.isArray(allowed) ? allowed.join(", ") : "GET, POST" }
       : status === 401
       ? { "www-authenticate": "Bearer" }
       : {};

@@ -39,13 +39,14 @@ import { postAs } from "../bus/sync.ts";
 import { closeTopic, createTopic } from "../bus/topics.ts";
 import type { ResolvedConfig } from "../config.ts";
 import { BusError, invalidArgument } from "../errors.ts";
-import type { SearchEngine } from "../search/mod.ts";
+import type { SearchEngine, SearchResult } from "../search/mod.ts";
 import { searchArgsOf, searchInput } from "../search/schema.ts";
 import { parseInput } from "../validation.ts";
 import { chatbusRoutes } from "./chatbus_api.ts";
+import { chatbusSettingsRoutes } from "./chatbus_settings.ts";
 import { exportFile } from "./export_file.ts";
 import { openApiDocument } from "./openapi.ts";
-import type { RouteSpec } from "./route_spec.ts";
+import { ok, route, type RouteSpec } from "./route_spec.ts";
 
 export type { RouteInput, RouteSpec } from "./route_spec.ts";
 import { fileResponse, json, queryArgs, readJsonObject } from "../http_respond.ts";
@@ -284,27 +285,49 @@ export function routeSpecs(deps: ApiDeps): RouteSpec[] {
     route({
       method: "GET",
       path: "/api/search",
-      summary: "Search every message (the messages_search tool; `q` is accepted for `query`)",
+      summary: "Search every message (the messages_search tool; `q` is accepted for `query`, " +
+        "`thread_id` for `topic_id`, and the answer carries AgentChatBus's names too)",
       query: searchQuery,
-      aliases: { q: "query" },
+      aliases: { q: "query", thread_id: "topic_id" },
       responses: { "200": ok("Results; snippets mark hits with « and »", "SearchResult") },
-      handle: async ({ query }) => json(await search.search(searchArgsOf(query))),
+      handle: async ({ query }) => json(withChatbusNames(await search.search(searchArgsOf(query)))),
     }),
     ...chatbusRoutes(bus, deps.startedAt),
+    ...chatbusSettingsRoutes(bus),
   ];
   return routes as RouteSpec[];
+}
+
+/**
+ * A search as REST answers it: the tool's result with AgentChatBus's names
+ * beside ours (`total`; each hit's `thread_id`, `thread_topic` and
+ * `author`), so that its web UI and scripts read it as they read its own.
+ */
+function withChatbusNames(result: SearchResult) {
+  return {
+    ...result,
+    total: result.count,
+    results: result.results.map((hit) => ({
+      ...hit,
+      thread_id: hit.topic_id,
+      thread_topic: hit.topic_name,
+      author: hit.sender,
+    })),
+  };
 }
 
 /** Answer one `/api/...` request. */
 export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promise<Response> {
   const routes = routeSpecs(deps).map((spec) => ({ spec, pattern: patternOf(spec.path) }));
   return async (request, url) => {
-    let known = false;
+    const allowed: string[] = [];
     for (const { spec, pattern } of routes) {
       const match = pattern.exec(url.pathname);
       if (!match) continue;
-      known = true;
-      if (spec.method !== request.method) continue;
+      if (spec.method !== request.method) {
+        allowed.push(spec.method);
+        continue;
+      }
       const values = match.slice(1).map(decodePathPart);
       const names = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
       const params = Object.fromEntries(names.map((name, i) => [name, values[i]!]));
@@ -319,7 +342,11 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
         : undefined;
       return await spec.handle({ request, params, query, body });
     }
-    if (known) throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+    if (allowed.length > 0) {
+      throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`, {
+        context: { allowed: [...new Set(allowed)] },
+      });
+    }
     throw new BusError("NOT_FOUND", `No API route ${url.pathname}; see /api/openapi.json`);
   };
 }
@@ -327,11 +354,6 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
 /** False for a POST sent without a body at all (`curl -X POST`). */
 function hasBody(request: Request): boolean {
   return request.body !== null && request.headers.get("content-length") !== "0";
-}
-
-/** A typed route (the handler sees its own schemas' outputs). */
-function route<Q = undefined, B = undefined>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
-  return spec;
 }
 
 /** The matcher of a path template: each `{name}` is one segment. */
@@ -348,13 +370,6 @@ function decodePathPart(part: string): string {
   } catch {
     throw invalidArgument(`Malformed percent-encoding in "${part}"`);
   }
-}
-
-function ok(description: string, schema: string) {
-  return {
-    description,
-    content: { "application/json": { schema: { $ref: `#/components/schemas/${schema}` } } },
-  };
 }
 
 function errors(...statuses: number[]) {

@@ -1,9 +1,12 @@
 /**
  * AgentChatBus's REST API on the console's router, so that its scripts and
  * its VS Code extension work against agent-bus by changing the base URL:
- * `/health`, `/api/metrics`, `/api/threads` (list, create, messages, post,
- * sync-context, unarchive), `/api/agents` (register, heartbeat, resume,
- * unregister, list, get) and `/api/templates`. Routes, methods, bodies,
+ * `/health`, `/api/metrics`, `/api/threads` (list, create, delete, messages,
+ * post, sync-context, state, close, archive, settings, agents, admin,
+ * transcript, export), `/api/messages` (edit, reactions, history),
+ * `/api/agents` (register, heartbeat, resume, unregister, list, get, update,
+ * kick), `/api/templates` and `/api/upload/image` (its settings are in
+ * `chatbus_settings.ts`, its event stream in `chatbus_events.ts`). Routes, methods, bodies,
  * status codes and JSON shapes follow AgentChatBus's server (its TS server,
  * read for this); each route validates with the zod schema of the chatbus
  * tool that does the same (`bus/chat/schemas.ts`), so a REST call and a tool
@@ -21,7 +24,7 @@ import {
   agentList,
   findAgent,
   heartbeat,
-  ONLINE_WINDOW_SECONDS,
+  kickAgent,
   registerAgent,
   resumeAgent,
   unregisterAgent,
@@ -74,7 +77,7 @@ import { BusError, invalidArgument } from "../errors.ts";
 import { json, readCappedBody } from "../http_respond.ts";
 import { PACKAGE_VERSION } from "../version.ts";
 import { exportFile } from "./export_file.ts";
-import type { RouteSpec } from "./route_spec.ts";
+import { ok, route, type RouteSpec } from "./route_spec.ts";
 
 /** Most tries of a REST post that brought no sync context and met a concurrent post. */
 const AUTO_SYNC_TRIES = 3;
@@ -255,14 +258,6 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       handle: ({ params: { id } }) => json(editHistory(bus, id!)),
     }),
     route({
-      method: "GET",
-      path: "/api/settings",
-      summary: "AgentChatBus's settings as they are here (read-only: agent-bus reads AGENT_BUS_* " +
-        "variables at start-up)",
-      responses: { "200": { description: "Settings by AgentChatBus's names" } },
-      handle: ({ request }) => json(settingsOf(bus, new URL(request.url))),
-    }),
-    route({
       method: "POST",
       path: "/api/threads/{id}/sync-context",
       summary: "A fresh sync context (current_seq, reply_token) bound to no agent",
@@ -399,6 +394,29 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
     }),
     route({
       method: "POST",
+      path: "/api/agents/{id}/kick",
+      summary: "Force an agent offline: its msg_wait calls end now (with an AGENT_KICKED " +
+        "warning) and it shows offline until its next call; its session, its own process, is " +
+        "not cut, and its token stays valid",
+      responses: { "200": { description: "{ok, agent_id, agent_name, threads_interrupted, …}" } },
+      handle: async ({ params: { id } }) => {
+        const kicked = await kickAgent(bus, id!);
+        if (!kicked) throw new BusError("NOT_FOUND", "Agent not found");
+        const name = kicked.agent.display_name;
+        const interrupted = kicked.threadsInterrupted;
+        return json({
+          ok: true,
+          agent_id: kicked.agent.agent_id,
+          agent_name: name,
+          threads_interrupted: interrupted,
+          sessions_disconnected_count: 0,
+          message: `Agent ${name} has been kicked offline. Interrupted ${interrupted.length} ` +
+            "msg_wait(s); agent-bus disconnects no sessions.",
+        });
+      },
+    }),
+    route({
+      method: "POST",
       path: "/api/agents/register",
       summary: "Register an agent (the agent_register tool); the token is shown once",
       body: registerBody,
@@ -494,18 +512,6 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
   return routes as RouteSpec[];
 }
 
-/** A typed route (the handler sees its own schemas' outputs). */
-function route<Q = undefined, B = undefined>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
-  return spec;
-}
-
-function ok(description: string, schema: string) {
-  return {
-    description,
-    content: { "application/json": { schema: { $ref: `#/components/schemas/${schema}` } } },
-  };
-}
-
 function invalidCredentials(): BusError {
   return new BusError("AUTHENTICATION_REQUIRED", "Invalid agent_id/token");
 }
@@ -568,21 +574,6 @@ function requireChatMessage(bus: Bus, messageId: string) {
     throw new BusError("MESSAGE_NOT_FOUND", `Message '${messageId}' not found`);
   }
   return found.message;
-}
-
-/** `GET /api/settings`: the settings AgentChatBus has that mean something here. */
-function settingsOf(bus: Bus, url: URL) {
-  const { http } = bus.config;
-  return {
-    ALLOWED_HOSTS: http.allowedHosts,
-    CONTENT_FILTER_ENABLED: false,
-    ENFORCE_MSG_WAIT_MIN_TIMEOUT: false,
-    HEARTBEAT_TIMEOUT: ONLINE_WINDOW_SECONDS,
-    HOST: url.hostname,
-    MSG_WAIT_MIN_TIMEOUT_MS: 0,
-    PORT: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
-    RATE_LIMIT_ENABLED: false,
-  };
 }
 
 type PostBody = Omit<z.output<ReturnType<typeof msgPostInput>>, "thread_id">;

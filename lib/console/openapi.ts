@@ -134,12 +134,19 @@ export function openApiDocument(routes: readonly RouteSpec[]): Record<string, un
           },
         },
         PresenceOverview: { type: "object" },
-        // The tool's output, and what the REST answer adds: the search's warnings.
+        // The tool's output, and what the REST answer adds: the search's warnings and
+        // AgentChatBus's names (`total`, and each hit's thread_id, thread_topic, author).
         SearchResult: outputSchema(searchResultSchema.extend({
           warnings: z.array(z.object({
             code: z.string(),
             message: z.string().optional(),
             context: z.record(z.string(), z.unknown()).optional(),
+          })),
+          total: z.int().describe("count, under AgentChatBus's name"),
+          results: z.array(searchResultSchema.shape.results.element.extend({
+            thread_id: z.string().describe("topic_id, under AgentChatBus's name"),
+            thread_topic: z.string().describe("topic_name, under AgentChatBus's name"),
+            author: z.string().describe("sender, under AgentChatBus's name"),
           })),
         })),
         Posted: {

@@ -1,7 +1,8 @@
 /**
  * What one REST route of the console's API is: its path, the zod schemas of
- * what it takes, its OpenAPI responses and its handler. Apart from `api.ts`
- * (the routes) so that `openapi.ts`, which `api.ts` uses, can name it.
+ * what it takes, its OpenAPI responses and its handler, and the helpers the
+ * route tables declare routes with. Apart from `api.ts` (the routes) so that
+ * `openapi.ts`, which `api.ts` uses, can name it.
  *
  * @module
  */
@@ -31,4 +32,17 @@ export interface RouteSpec<Q = unknown, B = unknown> {
   /** OpenAPI responses (status → object). */
   responses: Record<string, unknown>;
   handle(input: RouteInput<Q, B>): Promise<Response> | Response;
+}
+
+/** A typed route (the handler sees its own schemas' outputs). */
+export function route<Q = undefined, B = undefined>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
+  return spec;
+}
+
+/** An OpenAPI response: JSON described by the named component schema. */
+export function ok(description: string, schema: string) {
+  return {
+    description,
+    content: { "application/json": { schema: { $ref: `#/components/schemas/${schema}` } } },
+  };
 }

@@ -308,10 +308,13 @@ export function updateAgent(
   ).run(...columns.map(([, value]) => value as string | null), agentId);
 }
 
+/** An agent's last activity after an operator forced it offline: offline until it acts again. */
+export const KICKED_ACTIVITY = "kicked";
+
 /** Remove an agent and its wait states. */
 export function deleteAgent(store: Store, agentId: string): void {
   store.stmt("DELETE FROM bus_agents WHERE agent_id = ?").run(agentId);
-  store.stmt("DELETE FROM bus_chat_waits WHERE agent_id = ?").run(agentId);
+  exitAgentWaits(store, agentId);
 }
 
 // ----------------------------------------------------------- reply tokens
@@ -588,6 +591,17 @@ export function exitChatWait(
     topicId,
     agentId,
   );
+}
+
+/** The threads an agent has a wait state in (expired ones too). */
+export function agentWaitTopics(store: Store, agentId: string): string[] {
+  return (store.stmt("SELECT topic_id FROM bus_chat_waits WHERE agent_id = ? ORDER BY topic_id")
+    .all(agentId) as { topic_id: string }[]).map((row) => row.topic_id);
+}
+
+/** The agent stopped waiting everywhere. */
+export function exitAgentWaits(store: Store, agentId: string): void {
+  store.stmt("DELETE FROM bus_chat_waits WHERE agent_id = ?").run(agentId);
 }
 
 /** Drop waits whose deadline passed (left by a process that died). */
@@ -993,10 +1007,11 @@ export interface ChatCounts {
 /** Count threads, messages and agents for the metrics (call inside a read). */
 export function chatCounts(
   store: Store,
-  { since, activeSince, onlineSince }: {
+  { since, activeSince, onlineSince, now }: {
     since: number[];
     activeSince: number;
     onlineSince: number;
+    now: number;
   },
 ): ChatCounts {
   const byStatus = store.stmt(
@@ -1018,11 +1033,14 @@ export function chatCounts(
        WHERE topic_id IN (SELECT DISTINCT topic_id FROM messages WHERE created_at >= ?)
      ) gaps WHERE gap IS NOT NULL`,
   ).get(activeSince) as { gap: number | null };
+  // Online as `agentInfo` says: not kicked, and heard from lately or waiting in msg_wait now.
   const agents = store.stmt(
     `SELECT COUNT(*) AS n,
-       SUM(CASE WHEN last_heartbeat >= ? OR last_activity_time >= ? THEN 1 ELSE 0 END) AS online
+       SUM(CASE WHEN last_activity <> ?1 AND (last_heartbeat >= ?2 OR last_activity_time >= ?2
+         OR agent_id IN (SELECT agent_id FROM bus_chat_waits WHERE until > ?3)) THEN 1 ELSE 0 END)
+         AS online
      FROM bus_agents`,
-  ).get(onlineSince, onlineSince) as { n: number; online: number | null };
+  ).get(KICKED_ACTIVITY, onlineSince, now) as { n: number; online: number | null };
   return {
     threadsByStatus: Object.fromEntries(byStatus.map((row) => [row.status, Number(row.n)])),
     messages: Number(totals.n),

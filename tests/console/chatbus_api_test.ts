@@ -10,6 +10,7 @@
 
 import assert from "node:assert/strict";
 import { connectInProcess, serveHttpInProcess } from "../_helpers/in_process.ts";
+import { textOf, until } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 type Json = Record<string, unknown>;
@@ -389,4 +390,149 @@ Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and
   } finally {
     await frames.cancel();
   }
+});
+
+Deno.test("kick: the agent's msg_wait ends at once, it shows offline until its next call; an unknown agent is 404", async () => {
+  await using s = await setup();
+  await using mcp = await connectInProcess(s.dbPath, "chatbus");
+  const agent = await mcp.ok("agent_register", { ide: "A", model: "m" });
+  const thread = await mcp.ok("thread_create", {
+    topic: "kick",
+    agent_id: agent.agent_id,
+    token: agent.token,
+  });
+  const started = performance.now();
+  const waiting = mcp.call("msg_wait", {
+    thread_id: thread.thread_id,
+    after_seq: 0,
+    agent_id: agent.agent_id,
+    token: agent.token,
+    timeout_ms: 60_000,
+    return_format: "json",
+  });
+  await until(async () => {
+    const threads = (await call(`${s.url}/api/threads`)).body.threads as Json[];
+    return (threads[0]!.waiting_agents as Json[]).length === 1;
+  }, { what: "the agent waiting in msg_wait" });
+
+  const kicked = await call(`${s.url}/api/agents/${agent.agent_id}/kick`, "POST");
+  assert.equal(kicked.status, 200, JSON.stringify(kicked.body));
+  assert.equal(kicked.body.ok, true);
+  assert.equal(kicked.body.agent_id, agent.agent_id);
+  assert.deepEqual(kicked.body.threads_interrupted, [thread.thread_id]);
+  assert.equal(kicked.body.sessions_disconnected_count, 0);
+  const ended = await waiting;
+  assert.ok(performance.now() - started < 30_000, "the wait ended long before its 60 s timeout");
+  assert.equal(ended.isError, undefined);
+  const answer = JSON.parse(textOf(ended));
+  assert.deepEqual(answer.messages, []);
+  assert.equal(answer.warnings[0].code, "AGENT_KICKED");
+
+  const shown = (await call(`${s.url}/api/agents/${agent.agent_id}`)).body;
+  assert.equal(shown.is_online, false);
+  assert.equal(shown.last_activity, "kicked");
+  assert.equal((await call(`${s.url}/api/metrics`)).body.agents.online, 0);
+  const threads = (await call(`${s.url}/api/threads`)).body.threads as Json[];
+  assert.deepEqual(threads[0]!.waiting_agents, []);
+
+  // Its token still works; its next call brings it back.
+  assert.equal(
+    (await call(`${s.url}/api/agents/heartbeat`, "POST", {
+      agent_id: agent.agent_id,
+      token: agent.token,
+    })).status,
+    200,
+  );
+  assert.equal((await call(`${s.url}/api/agents/${agent.agent_id}`)).body.is_online, true);
+  assert.equal((await call(`${s.url}/api/metrics`)).body.agents.online, 1);
+
+  const missing = await call(`${s.url}/api/agents/nobody/kick`, "POST");
+  assert.equal(missing.status, 404);
+  assert.equal(missing.body.detail, "Agent not found");
+});
+
+Deno.test("server settings: shown read-only with the variable that sets each; PUT accepts what runs and refuses changes", async () => {
+  await using s = await setup();
+  const port = Number(new URL(s.url).port);
+  const settings = await call(`${s.url}/api/settings`);
+  assert.equal(settings.status, 200);
+  assert.equal(settings.body.PORT, port);
+  assert.equal(settings.body.HOST, "127.0.0.1");
+  assert.deepEqual(Object.keys(settings.body), Object.keys(settings.body).toSorted());
+
+  const manifest = (await call(`${s.url}/api/settings/manifest`)).body;
+  assert.equal(typeof manifest.schema_version, "string");
+  const fields = (manifest.sections as { fields: Json[] }[]).flatMap((section) => section.fields);
+  assert.deepEqual(fields.map((f) => f.key).toSorted(), Object.keys(settings.body));
+  assert.ok(fields.every((f) => f.editable === false && typeof f.readonly_reason === "string"));
+  const portField = fields.find((f) => f.key === "PORT")!;
+  assert.equal(portField.value, port);
+  assert.match(portField.readonly_reason as string, /AGENT_BUS_HTTP_PORT.*AGENTCHATBUS_PORT/);
+
+  // AgentChatBus's settings dialog sends the fields it shows; as they are, that is fine.
+  const same = await call(`${s.url}/api/settings`, "PUT", {
+    ...settings.body,
+    PORT: String(port),
+    RATE_LIMIT_ENABLED: "false",
+  });
+  assert.equal(same.status, 200, JSON.stringify(same.body));
+  assert.equal(same.body.ok, true);
+  assert.equal((await call(`${s.url}/api/settings`, "PUT", {})).status, 200);
+
+  const changed = await call(`${s.url}/api/settings`, "PUT", {
+    PORT: port + 1,
+    CONTENT_FILTER_ENABLED: true,
+    DB: "/tmp/other.db",
+  });
+  assert.equal(changed.status, 400);
+  assert.equal(changed.body.error.code, "INVALID_ARGUMENT");
+  assert.equal(changed.body.errors.length, 3);
+  assert.match(changed.body.errors[0], /^PORT: Set AGENT_BUS_HTTP_PORT/);
+  assert.match(changed.body.errors[1], /^CONTENT_FILTER_ENABLED: agent-bus has no content filter/);
+  assert.match(changed.body.errors[2], /^DB: agent-bus has no such setting/);
+  assert.equal((await call(`${s.url}/api/settings`)).body.PORT, port);
+  assert.equal((await call(`${s.url}/api/settings`, "PUT", ["PORT"])).status, 400);
+});
+
+Deno.test("GET /api/search answers AgentChatBus's callers too: thread_id, total, thread_topic, author", async () => {
+  await using s = await setup();
+  const agent = (await call(`${s.url}/api/agents/register`, "POST", { ide: "A", model: "m" })).body;
+  const threadIds: string[] = [];
+  for (const topic of ["search one", "search two"]) {
+    const created = await call(`${s.url}/api/threads`, "POST", {
+      topic,
+      creator_agent_id: agent.agent_id,
+    }, { "X-Agent-Token": agent.token });
+    threadIds.push(created.body.id);
+    await call(`${s.url}/api/threads/${created.body.id}/messages`, "POST", {
+      author: agent.agent_id,
+      content: `the xkzqvfword appears in ${topic}`,
+    });
+  }
+  const all = await call(`${s.url}/api/search?q=xkzqvfword&limit=50`);
+  assert.equal(all.status, 200, JSON.stringify(all.body));
+  assert.equal(all.body.query, "xkzqvfword");
+  assert.equal(all.body.total, 2);
+  assert.equal(all.body.count, 2);
+  for (const hit of all.body.results as Json[]) {
+    assert.equal(hit.thread_id, hit.topic_id);
+    assert.equal(hit.thread_topic, hit.topic_name);
+    assert.equal(hit.author, hit.sender);
+    assert.equal(typeof hit.message_id, "string");
+    assert.match(hit.snippet as string, /«xkzqvfword»/);
+  }
+  const scoped = await call(`${s.url}/api/search?q=xkzqvfword&thread_id=${threadIds[0]}`);
+  assert.deepEqual(scoped.body.results.map((hit: Json) => hit.thread_id), [threadIds[0]]);
+  assert.equal(scoped.body.results[0].thread_topic, "search one");
+  assert.equal((await call(`${s.url}/api/search?q=`)).status, 400);
+  const none = await call(`${s.url}/api/search?q=zxqvbnmunlikelyterm99999`);
+  assert.deepEqual([none.body.results, none.body.total], [[], 0]);
+});
+
+Deno.test("a method a path does not take is 405 with the methods it takes in Allow", async () => {
+  await using s = await setup();
+  const response = await fetch(`${s.url}/api/agents/someone`, { method: "DELETE" });
+  assert.equal(response.status, 405);
+  assert.equal(response.headers.get("allow"), "GET, PUT");
+  assert.deepEqual((await response.json()).allowed, ["GET", "PUT"]);
 });

@@ -2,8 +2,8 @@
  * AgentChatBus's REST reference (`docs/reference/rest-api.md` in its
  * repository), replayed against agent-bus: each documented request, with
  * the body the reference shows, gets the status and the fields the
- * reference promises. Rows of the reference that agent-bus does not serve
- * yet are listed in the README ("Moving from AgentChatBus") and not here.
+ * reference promises (every row of it: threads, messages, reactions,
+ * templates, agents, search, metrics, uploads, settings).
  * In process, on a real database file.
  */
 
@@ -227,6 +227,21 @@ Deno.test("AgentChatBus's documented REST examples get the documented answers", 
   const settings = await send("GET", "/api/settings");
   expect("GET /api/settings", settings, 200, ["HOST", "PORT"]);
   assert.equal(settings.body.PORT, Number(new URL(base).port));
+  // PUT `{HOST, PORT, …}`: "requires restart". Here the settings come from the environment:
+  // the ones that run are accepted, a change is refused saying which variable sets it.
+  expect("PUT /api/settings (as it is)", await send("PUT", "/api/settings", settings.body), 200, [
+    "ok",
+  ]);
+  const moved = await send("PUT", "/api/settings", { PORT: 39765 });
+  expect("PUT /api/settings (a change)", moved, 400, ["detail", "errors"]);
+  assert.match(moved.body.detail, /AGENT_BUS_HTTP_PORT/);
+
+  // Search: `?q=...`, optional `thread_id` and `limit`.
+  const found = await send("GET", `/api/search?q=changelog&thread_id=${id}&limit=50`);
+  expect("GET /api/search", found, 200, ["results", "total", "query"]);
+  assert.equal(found.body.total, 1);
+  assert.equal(found.body.results[0].thread_id, id);
+  expect("GET /api/search (no q)", await send("GET", "/api/search"), 400);
 
   // Export: a Markdown download.
   const exported = await send("GET", `/api/threads/${id}/export`);
@@ -256,6 +271,17 @@ Deno.test("AgentChatBus's documented REST examples get the documented answers", 
   const metrics = await send("GET", "/api/metrics");
   expect("GET /api/metrics", metrics, 200, ["threads", "messages", "agents"]);
   assert.equal(metrics.body.messages.stop_reasons.complete, 1);
+
+  // Kick: force an agent offline (404 for an unknown one).
+  const kicked = await send("POST", `/api/agents/${agent.agent_id}/kick`);
+  expect("POST /api/agents/{id}/kick", kicked, 200, [
+    "ok",
+    "agent_id",
+    "threads_interrupted",
+    "sessions_disconnected_count",
+  ]);
+  assert.equal((await send("GET", `/api/agents/${agent.agent_id}`)).body.is_online, false);
+  expect("POST /api/agents/{id}/kick (missing)", await send("POST", "/api/agents/x/kick"), 404);
 
   // Delete, then unregister.
   expect("DELETE /api/threads/{id}", await send("DELETE", `/api/threads/${id}`), 200);

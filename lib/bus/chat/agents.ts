@@ -17,14 +17,18 @@ import {
   type AgentChanges,
   agentNameTaken,
   type AgentRow,
+  agentWaitTopics,
   deleteAgent,
+  exitAgentWaits,
   getAgent,
   insertAgent,
+  KICKED_ACTIVITY,
   listAgents,
   touchAgent,
   updateAgent,
   waitingAgentIds,
 } from "../../store/chat.ts";
+import { clearWaiting } from "../../store/cursors.ts";
 import type { Store } from "../../store/mod.ts";
 import { type Bus, write } from "../mod.ts";
 import { cleanName, cleanOptionalText, jsonValue } from "../validate.ts";
@@ -212,6 +216,42 @@ export async function updateAgentProfile(
   return row && agentInfo(bus, row);
 }
 
+/** What forcing an agent offline did. */
+export interface Kicked {
+  agent: AgentInfo;
+  /** The threads whose `msg_wait` by this agent ended. */
+  threadsInterrupted: string[];
+}
+
+/**
+ * Force an agent offline (AgentChatBus's kick): its waits in `msg_wait`
+ * end at once (they return what a timeout returns, with an `AGENT_KICKED`
+ * warning) and it shows offline until its next call. Its token stays
+ * valid: each agent's session is its own process, which the bus does not
+ * cut.
+ *
+ * @returns undefined when no such agent is registered
+ */
+export async function kickAgent(bus: Bus, agentId: string): Promise<Kicked | undefined> {
+  if (agentId.length > 64) return undefined;
+  // The threads it waits in are read first: the write names them, so their waiters wake.
+  const topics = bus.store.read(() => agentWaitTopics(bus.store, agentId));
+  const row = await write(bus, () => {
+    const row = getAgent(bus.store, agentId);
+    if (!row) return undefined;
+    exitAgentWaits(bus.store, agentId);
+    for (const topicId of topics) clearWaiting(bus.store, { topicId, agentName: row.name });
+    touchAgent(bus.store, { agentId, activity: KICKED_ACTIVITY, now: bus.now() });
+    return getAgent(bus.store, agentId)!;
+  }, { topics });
+  return row && { agent: agentInfo(bus, row, new Set()), threadsInterrupted: topics };
+}
+
+/** Whether an operator forced the agent offline since its last call. */
+export function isKicked(store: Store, agentId: string): boolean {
+  return getAgent(store, agentId)?.last_activity === KICKED_ACTIVITY;
+}
+
 /** One registered agent, without its token, or undefined. */
 export function findAgent(bus: Bus, agentId: string): AgentInfo | undefined {
   const row = agentId.length <= 64 ? bus.store.read(() => getAgent(bus.store, agentId)) : undefined;
@@ -237,9 +277,9 @@ export function agentInfo(
   waiting: ReadonlySet<string> = bus.store.read(() => waitingNow(bus)),
 ): AgentInfo {
   const now = bus.now();
-  const online =
-    Math.max(row.last_heartbeat, row.last_activity_time) >= now - ONLINE_WINDOW_SECONDS ||
-    waiting.has(row.agent_id);
+  const online = row.last_activity !== KICKED_ACTIVITY &&
+    (Math.max(row.last_heartbeat, row.last_activity_time) >= now - ONLINE_WINDOW_SECONDS ||
+      waiting.has(row.agent_id));
   return {
     agent_id: row.agent_id,
     name: row.name,

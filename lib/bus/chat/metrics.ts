@@ -18,6 +18,7 @@ export function chatMetrics(bus: Bus) {
       since: [now - 60, now - 300, now - 900],
       activeSince: now - 900,
       onlineSince: now - ONLINE_WINDOW_SECONDS,
+      now,
     })
   );
   const total = Object.values(counts.threadsByStatus).reduce((sum, n) => sum + n, 0);

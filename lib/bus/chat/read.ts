@@ -45,7 +45,7 @@ import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
 import { capWaitSeconds, waitFor, type WaitOptions } from "../waiting.ts";
 import { cleanName } from "../validate.ts";
-import { authenticate, displayName } from "./agents.ts";
+import { authenticate, displayName, isKicked } from "./agents.ts";
 import { foundThreadTopic, requireThread } from "./threads.ts";
 import { issueSyncContext, reuseOrIssue } from "./tokens.ts";
 import {
@@ -227,7 +227,14 @@ export async function waitMessages(
   const topicId = args.thread_id;
   const agentId = agent?.agent_id;
   let scanFrom = args.after_seq;
+  // Set once the wait is recorded (its start marked the agent active): a kick after it ends it.
+  let waiting = false;
+  let kicked = false;
   const matching = () => {
+    if (waiting && isKicked(bus.store, agentId!)) {
+      kicked = true;
+      return [];
+    }
     const rows = chatMessagesAfter(bus.store, { topicId, afterSeq: scanFrom, limit: MAX_MESSAGES });
     const found = args.for_agent === undefined
       ? rows
@@ -280,6 +287,7 @@ export async function waitMessages(
 
   let rows = start.found;
   if (start.waits) {
+    waiting = agent !== undefined;
     bus.log.debug("msg_wait waiting", { thread_id: topicId, agent_id: agentId ?? null });
     try {
       rows = await waitFor(bus, () => bus.store.read(matching), timeoutSeconds, {
@@ -295,6 +303,13 @@ export async function waitMessages(
       }
       throw error;
     }
+  }
+  if (kicked) {
+    warnings.push({
+      code: "AGENT_KICKED",
+      message: "An operator marked you offline (POST /api/agents/{id}/kick), which ended this " +
+        "wait; your next call brings you back online",
+    });
   }
   const delivered = rows ?? [];
   // Catching up (no for_agent filter): the newest messages that fit, and a count of the rest.

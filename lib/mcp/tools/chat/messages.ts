@@ -147,6 +147,7 @@ export const msgWaitTool = defineTool({
         ...result.sync,
         ...(result.has_more ? { has_more: true } : {}),
         ...(result.skipped ? { skipped_messages: result.skipped } : {}),
+        ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
       });
       return { structured: {}, text, blocks: [{ type: "text", text }] };
     }
@@ -156,7 +157,11 @@ export const msgWaitTool = defineTool({
       blocks.push(...messageBlocks(listed, args.include_attachments));
     }
     if (result.has_more) blocks.push(moreBlock(result.messages));
-    return { structured: {}, text: "", blocks, warnings: result.warnings };
+    // The result has no structuredContent in this dialect: warnings are said in a block.
+    for (const warning of result.warnings) {
+      blocks.push({ type: "text", text: `warning ${warning.code}: ${warning.message ?? ""}` });
+    }
+    return { structured: {}, text: "", blocks };
   },
 });
 
