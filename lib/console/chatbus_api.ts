@@ -130,8 +130,9 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       query: threadListInput,
       responses: { "200": { description: "{threads, total, has_more, next_cursor}" } },
       handle: ({ query }) => {
-        // (An unencoded "+00:00" arrives as " 00:00": clients put dates in URLs as they are.)
-        const before = query.before?.replace(/ (\d\d:\d\d)$/, "+$1");
+        // (An unencoded "+00:00" arrives as " 00:00", in a date or a next_cursor "date~n":
+        // clients put them in URLs as they are.)
+        const before = query.before?.replace(/ (\d\d:\d\d(?:~\d+)?)$/, "+$1");
         const page = threadList(bus, { ...query, before });
         return json({ ...page, threads: withWaiters(bus, page.threads) });
       },
@@ -608,16 +609,27 @@ async function post(bus: Bus, threadId: string, body: PostBody): Promise<Respons
   }
 }
 
+/** The file name extensions each accepted image type may carry. */
+const IMAGE_EXTENSIONS: Readonly<Record<string, readonly string[]>> = {
+  "image/png": ["png"],
+  "image/jpeg": ["jpg", "jpeg", "jpe", "jfif"],
+  "image/gif": ["gif"],
+  "image/webp": ["webp"],
+  "image/avif": ["avif"],
+  "image/bmp": ["bmp", "dib"],
+};
+
 /** Room for a multipart envelope around the file. */
 const MULTIPART_SLACK = 16 << 10;
 
 /**
  * The image of an upload as a data URL, when its bytes are a raster image
- * within the size limit; its declared type and name's extension are not
- * trusted (AgentChatBus took SVG, `.php` and `.exe` as they came).
+ * within the size limit and its name's extension, if it has one, names that
+ * type; the declared type is not trusted (AgentChatBus took SVG, `.php` and
+ * `.exe` as they came).
  *
- * @throws {BusError} `PAYLOAD_TOO_LARGE`, `INVALID_ARGUMENT` (no file, or not a raster
- *   image), `UNSUPPORTED_MEDIA_TYPE` (a body that is not multipart)
+ * @throws {BusError} `PAYLOAD_TOO_LARGE`, `INVALID_ARGUMENT` (no file, not a raster
+ *   image, or named as another type), `UNSUPPORTED_MEDIA_TYPE` (a body that is not multipart)
  */
 async function uploadedImage(
   request: Request,
@@ -654,9 +666,18 @@ async function uploadedImage(
         "(judged by their bytes)",
     );
   }
+  const name = file.name.split(/[\\/]/).pop()!.slice(0, 255);
+  const dot = name.lastIndexOf(".");
+  const extension = dot > 0 ? name.slice(dot + 1).toLowerCase() : undefined;
+  if (extension !== undefined && !IMAGE_EXTENSIONS[mimeType]!.includes(extension)) {
+    throw invalidArgument(
+      `The file's name ends in .${extension.slice(0, 16)} but its bytes are ${mimeType}: ` +
+        "name an image by its type (or leave out the extension)",
+    );
+  }
   return {
     url: `data:${mimeType};base64,${encodeBase64(bytes)}`,
-    name: file.name.split(/[\\/]/).pop()!.slice(0, 255),
+    name,
     mime_type: mimeType,
     bytes: bytes.length,
   };

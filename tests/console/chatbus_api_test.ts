@@ -211,15 +211,21 @@ async function upload(url: string, bytes: Uint8Array, name: string, type: string
   return { status: response.status, body: await response.json() };
 }
 
-Deno.test("uploads: raster images by their bytes, bounded; SVG, PHP and executables refused", async () => {
+Deno.test("uploads: raster images by their bytes and named as such, bounded; SVG, PHP and executables refused", async () => {
   await using s = await setup();
   const png = await upload(s.url, PNG, "../../shot.png", "image/png");
   assert.equal(png.status, 200, JSON.stringify(png.body));
   assert.equal(png.body.url, `data:image/png;base64,${btoa(String.fromCharCode(...PNG))}`);
   assert.equal(png.body.name, "shot.png");
-  // The bytes decide, not the declared type.
-  const disguised = await upload(s.url, PNG, "x.svg", "image/svg+xml");
-  assert.equal(disguised.body.mime_type, "image/png");
+  // The bytes decide, not the declared type; a name must not say another type.
+  const declared = await upload(s.url, PNG, "x.PNG", "image/svg+xml");
+  assert.equal(declared.body.mime_type, "image/png");
+  assert.equal((await upload(s.url, PNG, "clipboard", "image/png")).status, 200);
+  for (const name of ["x.svg", "shell.php", "photo.jpg", "x.png.exe"]) {
+    const misnamed = await upload(s.url, PNG, name, "image/png");
+    assert.equal(misnamed.status, 400, name);
+    assert.match(misnamed.body.detail, /but its bytes are image\/png/);
+  }
   const text = (content: string) => new TextEncoder().encode(content);
   for (
     const [bytes, name, type] of [
@@ -535,4 +541,31 @@ Deno.test("a method a path does not take is 405 with the methods it takes in All
   assert.equal(response.status, 405);
   assert.equal(response.headers.get("allow"), "GET, PUT");
   assert.deepEqual((await response.json()).allowed, ["GET", "PUT"]);
+});
+
+Deno.test("GET /api/threads pages with next_cursor, even put into the URL unencoded", async () => {
+  await using s = await setup();
+  const agent = (await call(`${s.url}/api/agents/register`, "POST", { ide: "A", model: "m" })).body;
+  const created: string[] = [];
+  for (const topic of ["one", "two", "three"]) {
+    const thread = await call(`${s.url}/api/threads`, "POST", {
+      topic,
+      creator_agent_id: agent.agent_id,
+    }, { "X-Agent-Token": agent.token });
+    created.push(thread.body.id);
+  }
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 5; page++) {
+    // As AgentChatBus's clients do: the cursor ("…+00:00~n") as it is, so "+" reads as a space.
+    const listed = await call(
+      `${s.url}/api/threads?limit=2${cursor === null ? "" : `&before=${cursor}`}`,
+    );
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    seen.push(...listed.body.threads.map((t: Json) => t.id));
+    if (!listed.body.has_more) break;
+    cursor = listed.body.next_cursor;
+    assert.match(cursor!, /\+00:00~\d+$/);
+  }
+  assert.deepEqual(seen, created.toReversed());
 });
