@@ -569,3 +569,51 @@ Deno.test("GET /api/threads pages with next_cursor, even put into the URL unenco
   }
   assert.deepEqual(seen, created.toReversed());
 });
+
+Deno.test("creating a thread whose topic exists gets that thread, over REST and MCP, as in AgentChatBus", async () => {
+  await using s = await setup();
+  await using mcp = await connectInProcess(s.dbPath, "chatbus");
+  const alice = await mcp.ok("agent_register", { ide: "A", model: "m" });
+  const bob = await mcp.ok("agent_register", { ide: "B", model: "m" });
+  const first = await mcp.ok("thread_create", {
+    topic: "nightly",
+    agent_id: alice.agent_id,
+    token: alice.token,
+  });
+  await mcp.ok("msg_post", {
+    thread_id: first.thread_id,
+    author: alice.agent_id,
+    content: "run 1",
+    expected_last_seq: first.current_seq,
+    reply_token: first.reply_token,
+  });
+  // Bob's script creates "nightly" again: the same thread, and a context to post in it at once.
+  const again = await mcp.ok("thread_create", {
+    topic: "nightly",
+    agent_id: bob.agent_id,
+    token: bob.token,
+  });
+  assert.equal(again.thread_id, first.thread_id);
+  assert.equal(again.current_seq, 1);
+  await mcp.ok("msg_post", {
+    thread_id: again.thread_id,
+    author: bob.agent_id,
+    content: "run 2",
+    expected_last_seq: again.current_seq,
+    reply_token: again.reply_token,
+  });
+  const viaRest = await call(`${s.url}/api/threads`, "POST", {
+    topic: "nightly",
+    creator_agent_id: bob.agent_id,
+  }, { "X-Agent-Token": bob.token });
+  assert.equal(viaRest.status, 201);
+  assert.equal(viaRest.body.id, first.thread_id);
+  assert.equal(viaRest.body.creator_admin_id, alice.agent_id);
+  const threads = (await call(`${s.url}/api/threads`)).body;
+  assert.equal(threads.total, 1);
+  const other = await call(`${s.url}/api/threads`, "POST", {
+    topic: "nightly 2",
+    creator_agent_id: bob.agent_id,
+  }, { "X-Agent-Token": bob.token });
+  assert.notEqual(other.body.id, first.thread_id);
+});

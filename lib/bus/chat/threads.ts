@@ -32,6 +32,7 @@ import {
   setTyping,
   type TemplateRow,
   threadAuthorIds,
+  threadByName,
   type ThreadView,
 } from "../../store/chat.ts";
 import {
@@ -247,7 +248,9 @@ export function insertThread(
 
 /**
  * `thread_create`: the creator (authenticated) becomes the thread's admin
- * and gets the first sync context.
+ * and gets the first sync context. A topic that names a thread already
+ * gets that thread (the open one, else the newest) and a sync context for
+ * it, as in AgentChatBus, whose scripts create their thread on every run.
  *
  * @throws {BusError} `AUTHENTICATION_REQUIRED`, `TEMPLATE_NOT_FOUND`, `INVALID_ARGUMENT`
  */
@@ -259,7 +262,7 @@ export async function createThread(
   const prepared = prepareThread(bus, args);
   return await write(bus, () => {
     const agent = authenticate(bus.store, args.agentId, args.token);
-    const view = insertThread(bus, prepared, {
+    const view = threadByName(bus.store, prepared.topic) ?? insertThread(bus, prepared, {
       agentId: agent.agent_id,
       name: displayName(agent),
     });

@@ -46,8 +46,9 @@ export const threadCreateTool = defineTool({
     "Create a new conversation thread. Authentication is mandatory: pass agent_id and token (from " +
     "bus_connect or agent_register). The creator becomes the thread administrator. Optional template " +
     "(code-review, security-audit, architecture, brainstorm, or a custom one) supplies system_prompt and " +
-    "metadata defaults; your values override them. Returns thread_id plus the sync context " +
-    "(current_seq, reply_token, reply_window) for your first msg_post.",
+    "metadata defaults; your values override them. A topic that names a thread already returns " +
+    "that thread. Returns thread_id plus the sync context (current_seq, reply_token, " +
+    "reply_window) for your first msg_post.",
   input: threadCreateInput,
   output: z.object({
     thread_id: z.string(),
