@@ -2,8 +2,9 @@
  * AgentChatBus's REST reference (`docs/reference/rest-api.md` in its
  * repository), replayed against agent-bus: each documented request, with
  * the body the reference shows, gets the status and the fields the
- * reference promises (every row of it: threads, messages, reactions,
- * templates, agents, search, metrics, uploads, settings).
+ * reference promises: every row of it but the admin coordinator's decision
+ * (agent-bus has no admin coordinator) and the MCP transports (tested with
+ * MCP clients in `tests/transports`).
  * In process, on a real database file.
  */
 
@@ -271,6 +272,11 @@ Deno.test("AgentChatBus's documented REST examples get the documented answers", 
   const metrics = await send("GET", "/api/metrics");
   expect("GET /api/metrics", metrics, 200, ["threads", "messages", "agents"]);
   assert.equal(metrics.body.messages.stop_reasons.complete, 1);
+
+  // MCP: `POST /mcp/messages`, one JSON-RPC request answered as `{result}`.
+  const rpc = await send("POST", "/mcp/messages", { id: 1, method: "tools/list" });
+  expect("POST /mcp/messages", rpc, 200, ["result"]);
+  assert.ok(rpc.body.result.tools.length > 0);
 
   // Kick: force an agent offline (404 for an unknown one).
   const kicked = await send("POST", `/api/agents/${agent.agent_id}/kick`);

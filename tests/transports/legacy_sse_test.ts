@@ -59,3 +59,74 @@ Deno.test("an HTTP+SSE client (the 2024-11-05 transport) works at /sse, with /mc
     await response.body?.cancel();
   }
 });
+
+Deno.test("AgentChatBus's one-shot endpoint POST /mcp/messages answers {result} with /mcp's tools", async () => {
+  await using dir = await tmpDir();
+  await using server = await startHttpServer({
+    dbPath: `${dir.path}/bus.sqlite`,
+    args: ["--mcp-profile", "chatbus"],
+  });
+  const send = async (body: unknown, path = "/mcp/messages") => {
+    const response = await fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) };
+  };
+  // As AgentChatBus's own tests call it: no jsonrpc field, `/mcp/messages/` too.
+  const listed = await send({ id: 1, method: "tools/list" }, "/mcp/messages/");
+  assert.equal(listed.status, 200);
+  const names = listed.body.result.tools.map((tool: { name: string }) => tool.name);
+  assert.ok(names.includes("bus_connect") && names.includes("msg_post"), names.join(","));
+
+  const connected = await send({
+    id: 2,
+    method: "tools/call",
+    params: {
+      name: "bus_connect",
+      arguments: { thread_name: "one-shot", ide: "Script", model: "m" },
+    },
+  });
+  assert.equal(connected.status, 200, JSON.stringify(connected.body));
+  const joined = JSON.parse(connected.body.result.content[0].text);
+  assert.equal(joined.thread.topic, "one-shot");
+  // Nothing is kept between requests: the next call brings the agent's credentials.
+  const posted = await send({
+    jsonrpc: "2.0",
+    id: 3,
+    method: "tools/call",
+    params: {
+      name: "msg_post",
+      arguments: {
+        thread_id: joined.thread.thread_id,
+        author: joined.agent.agent_id,
+        token: joined.agent.token,
+        content: "posted through /mcp/messages",
+        expected_last_seq: joined.current_seq,
+        reply_token: joined.reply_token,
+      },
+    },
+  });
+  assert.equal(posted.status, 200, JSON.stringify(posted.body));
+  assert.equal(posted.body.result.isError, undefined, JSON.stringify(posted.body));
+  const messages = await fetch(`${server.url}/api/threads/${joined.thread.thread_id}/messages`);
+  assert.deepEqual((await messages.json()).map((m: { content: string }) => m.content), [
+    "posted through /mcp/messages",
+  ]);
+
+  assert.equal((await send({ method: "notifications/initialized" })).status, 204);
+  const unknown = await send({ id: 4, method: "no/such/method" });
+  assert.equal(unknown.status, 400);
+  assert.match(unknown.body.error, /not found/i);
+  const missing = await send({ id: 5 });
+  assert.deepEqual([missing.status, missing.body.error], [400, "INVALID_REQUEST"]);
+  const refused = await fetch(`${server.url}/mcp/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: "https://evil.example" },
+    body: JSON.stringify({ id: 6, method: "tools/list" }),
+  });
+  assert.equal(refused.status, 403);
+  await refused.body?.cancel();
+});

@@ -4,7 +4,8 @@
  * Routes:
  * - `/agents/{agent}/mcp/` (trailing slash optional): the mailbox tools,
  *   the caller being `{agent}` (seed 003);
- * - `/mcp`: the peer tools of the core bus;
+ * - `/mcp`: the peer tools of the core bus (or the profile the server is told);
+ * - `/mcp/messages`: AgentChatBus's one-shot JSON-RPC endpoint (`one_shot.ts`);
  * - `/`, `/assets/...`, `/api/...`: the web console (see `lib/console`),
  *   which also accepts the token from a same-site cookie.
  *
@@ -38,6 +39,7 @@ import { type Route, routeOf } from "./routes.ts";
 import { SessionRegistry } from "./sessions.ts";
 import { legacySessionOf, LegacySseTransport } from "./legacy_sse.ts";
 import { ToolListWatch } from "../local_answers.ts";
+import { answerOneShot, ONE_SHOT_PATHS } from "./one_shot.ts";
 import { isShorthand, readJson, rpcError, startsSession } from "./wire.ts";
 
 /** What {@linkcode createHttpHandler} needs. */
@@ -105,6 +107,14 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     }
     if (url.pathname === "/sse" || url.pathname === "/messages" || url.pathname === "/messages/") {
       return await handleLegacy(request, url);
+    }
+    if (ONE_SHOT_PATHS.has(url.pathname)) {
+      if (request.method !== "POST") {
+        return rpcError(405, -32000, "Method not allowed", { allow: "POST" });
+      }
+      const body = await readJson(request, options.maxBodyBytes);
+      if ("status" in body) return rpcError(body.status, body.code, body.message);
+      return await answerOneShot(atMcp, options.deps, body.value, endpointOf(request));
     }
     const route = routeOf(url.pathname, atMcp);
     if (route === undefined) {
