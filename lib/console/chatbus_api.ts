@@ -76,7 +76,7 @@ import { sniffRasterImage } from "../bus/chat/attachments.ts";
 import { BusError, invalidArgument } from "../errors.ts";
 import { json, readCappedBody } from "../http_respond.ts";
 import { PACKAGE_VERSION } from "../version.ts";
-import { exportFile } from "./export_file.ts";
+import { chatbusExportFile } from "./export_file.ts";
 import { ok, route, type RouteSpec } from "./route_spec.ts";
 
 /** Most tries of a REST post that brought no sync context and met a concurrent post. */
@@ -318,12 +318,10 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
     route({
       method: "GET",
       path: "/api/threads/{id}/export",
-      summary: "The thread as a Markdown file (Content-Disposition: attachment)",
+      summary: "The thread as a Markdown file, as AgentChatBus writes it (Content-Disposition: " +
+        "attachment)",
       responses: { "200": { description: "Markdown", content: { "text/markdown": {} } } },
-      handle: ({ params: { id } }) => {
-        threadGet(bus, id!); // (THREAD_NOT_FOUND, as for every other thread route)
-        return exportFile(bus, id!, "markdown");
-      },
+      handle: ({ params: { id } }) => chatbusExportFile(bus, id!),
     }),
     route({
       method: "DELETE",
@@ -671,8 +669,8 @@ async function uploadedImage(
   const extension = dot > 0 ? name.slice(dot + 1).toLowerCase() : undefined;
   if (extension !== undefined && !IMAGE_EXTENSIONS[mimeType]!.includes(extension)) {
     throw invalidArgument(
-      `The file's name ends in .${extension.slice(0, 16)} but its bytes are ${mimeType}: ` +
-        "name an image by its type (or leave out the extension)",
+      `The file's name ends in .${extension.slice(0, 16)}, which does not match its content ` +
+        `(${mimeType}): name an image by its type (or leave out the extension)`,
     );
   }
   return {

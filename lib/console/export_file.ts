@@ -1,12 +1,13 @@
 /**
- * A topic (or thread) as a downloaded file: Markdown or JSON, named after
- * it, for `GET /api/topics/{id}/export` and AgentChatBus's
- * `GET /api/threads/{id}/export`.
+ * A topic as a downloaded file, Markdown or JSON, named after it, for
+ * `GET /api/topics/{id}/export`; and a thread as AgentChatBus's
+ * `GET /api/threads/{id}/export` writes it.
  *
  * @module
  */
 
 import { topicSummary } from "../bus/admin.ts";
+import { threadGet } from "../bus/chat/threads.ts";
 import { exportJson, exportMarkdown, exportMessages } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
 
@@ -18,10 +19,47 @@ export function exportFile(bus: Bus, topicId: string, format: "markdown" | "json
   const [body, type, ext] = format === "json"
     ? [exportJson(topic, messages), "application/json", "json"]
     : [exportMarkdown(topic, messages), "text/markdown", "md"];
-  return new Response(`${body}\n`, {
+  return attachment(`${body}\n`, `${type}; charset=utf-8`, `${file}.${ext}`);
+}
+
+/**
+ * A thread as AgentChatBus exports it (`GET /api/threads/{id}/export`): a
+ * Markdown file named after its topic's slug, with its status and dates in
+ * a quote, then each message under `### author — date`, rules between.
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`
+ */
+export function chatbusExportFile(bus: Bus, threadId: string): Response {
+  const thread = threadGet(bus, threadId);
+  const messages = exportMessages(bus, threadId);
+  const lines = [
+    `# ${thread.topic}`,
+    "",
+    `> **Status:** ${thread.status} | **Created:** ${minuteUtc(Date.parse(thread.created_at))}`,
+    `> **Messages:** ${messages.length} | **Exported:** ${minuteUtc(Date.now())}`,
+    "",
+    "---",
+    "",
+  ];
+  for (const message of messages) {
+    lines.push(`### ${message.sender} — ${minuteUtc(message.created_at * 1000)}`, "");
+    lines.push(message.content_markdown, "", "---", "");
+  }
+  const slug = thread.topic.toLowerCase().replace(/[^\w-]+/g, "-").replace(/-{2,}/g, "-")
+    .replace(/^-|-$/g, "").slice(0, 80) || "thread";
+  return attachment(lines.join("\n"), "text/markdown; charset=utf-8", `${slug}.md`);
+}
+
+/** "2026-03-19 14:05 UTC", as AgentChatBus writes dates in exports. */
+function minuteUtc(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+function attachment(body: string, type: string, file: string): Response {
+  return new Response(body, {
     headers: {
-      "content-type": `${type}; charset=utf-8`,
-      "content-disposition": `attachment; filename="${file}.${ext}"`,
+      "content-type": type,
+      "content-disposition": `attachment; filename="${file}"`,
       "cache-control": "no-store",
     },
   });

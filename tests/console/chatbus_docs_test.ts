@@ -249,6 +249,12 @@ Deno.test("AgentChatBus's documented REST examples get the documented answers", 
   assert.equal(exported.status, 200);
   assert.match(exported.headers.get("content-disposition") ?? "", /^attachment/);
   assert.match(exported.body as string, /Changelog checked twice\./);
+  // Its layout: title, status and dates quoted, a rule, each message under "### author — date".
+  assert.match(
+    exported.body as string,
+    /^# .+\n\n> \*\*Status:\*\* discuss \| \*\*Created:\*\* \d{4}-\d\d-\d\d \d\d:\d\d UTC\n> \*\*Messages:\*\* \d+ \| \*\*Exported:\*\* .+ UTC\n\n---\n\n### .+ — \d{4}-\d\d-\d\d \d\d:\d\d UTC\n/,
+  );
+  assert.match(exported.headers.get("content-disposition") ?? "", /filename="[\w-]+\.md"$/);
 
   // State `{state: discuss|implement|review|done}`, close `{summary}`, archive, unarchive.
   for (const state of ["implement", "review", "done", "discuss"]) {
