@@ -7,8 +7,10 @@
  */
 
 import { topicSummary } from "../bus/admin.ts";
+import { listMessages } from "../bus/chat/read.ts";
 import { threadGet } from "../bus/chat/threads.ts";
-import { exportJson, exportMarkdown, exportMessages } from "../bus/export.ts";
+import type { ChatMessage } from "../bus/chat/wire.ts";
+import { exportJson, exportMarkdown, exportMessages, MAX_EXPORT_MESSAGES } from "../bus/export.ts";
 import type { Bus } from "../bus/mod.ts";
 
 /** The whole topic as an attachment in `format`. */
@@ -31,7 +33,7 @@ export function exportFile(bus: Bus, topicId: string, format: "markdown" | "json
  */
 export function chatbusExportFile(bus: Bus, threadId: string): Response {
   const thread = threadGet(bus, threadId);
-  const messages = exportMessages(bus, threadId);
+  const messages = chatMessagesOf(bus, threadId);
   const lines = [
     `# ${thread.topic}`,
     "",
@@ -42,12 +44,30 @@ export function chatbusExportFile(bus: Bus, threadId: string): Response {
     "",
   ];
   for (const message of messages) {
-    lines.push(`### ${message.sender} — ${minuteUtc(message.created_at * 1000)}`, "");
-    lines.push(message.content_markdown, "", "---", "");
+    lines.push(`### ${message.author_name} — ${minuteUtc(Date.parse(message.created_at))}`, "");
+    lines.push(message.content, "", "---", "");
   }
   const slug = thread.topic.toLowerCase().replace(/[^\w-]+/g, "-").replace(/-{2,}/g, "-")
     .replace(/^-|-$/g, "").slice(0, 80) || "thread";
   return attachment(lines.join("\n"), "text/markdown; charset=utf-8", `${slug}.md`);
+}
+
+/** Every message of a thread (at most {@linkcode MAX_EXPORT_MESSAGES}), with its author's name. */
+function chatMessagesOf(bus: Bus, threadId: string): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  for (let after = 0; messages.length < MAX_EXPORT_MESSAGES;) {
+    const page = listMessages(bus, {
+      thread_id: threadId,
+      after_seq: after,
+      limit: MAX_EXPORT_MESSAGES,
+      include_system_prompt: false,
+      include_attachments: false,
+    });
+    messages.push(...page.messages.map((listed) => listed.message));
+    if (!page.has_more || page.messages.length === 0) break;
+    after = messages.at(-1)!.seq;
+  }
+  return messages;
 }
 
 /** "2026-03-19 14:05 UTC", as AgentChatBus writes dates in exports. */

@@ -617,3 +617,36 @@ Deno.test("creating a thread whose topic exists gets that thread, over REST and 
   }, { "X-Agent-Token": bob.token });
   assert.notEqual(other.body.id, first.thread_id);
 });
+
+Deno.test("a thread's export names each message's author as people see it, in AgentChatBus's layout", async () => {
+  await using s = await setup();
+  const alice = (await call(`${s.url}/api/agents/register`, "POST", {
+    ide: "Claude Code",
+    model: "opus",
+    display_name: "Alice",
+  })).body;
+  const thread = (await call(`${s.url}/api/threads`, "POST", {
+    topic: "Release 2.0: notes!",
+    creator_agent_id: alice.agent_id,
+  }, { "X-Agent-Token": alice.token })).body;
+  for (const content of ["first", "second"]) {
+    await call(`${s.url}/api/threads/${thread.id}/messages`, "POST", {
+      author: alice.agent_id,
+      content,
+    });
+  }
+  const response = await fetch(`${s.url}/api/threads/${thread.id}/export`);
+  assert.equal(
+    response.headers.get("content-disposition"),
+    'attachment; filename="release-2-0-notes.md"',
+  );
+  const text = await response.text();
+  const blocks = text.split("\n---\n\n");
+  assert.match(blocks[0]!, /^# Release 2\.0: notes!\n\n> \*\*Status:\*\* discuss \|/);
+  assert.match(blocks[0]!, /\*\*Messages:\*\* 2 \|/);
+  assert.deepEqual(
+    blocks.slice(1).map((block) => block.replace(/ — [^\n]+/, "")),
+    ["### Alice\n\nfirst\n", "### Alice\n\nsecond\n\n---\n"],
+  );
+  assert.equal((await fetch(`${s.url}/api/threads/nope/export`)).status, 404);
+});
