@@ -48,6 +48,8 @@ export type ErrorCode =
   | "MESSAGE_NOT_FOUND"
   /** Chatbus: no template with this id. */
   | "TEMPLATE_NOT_FOUND"
+  /** Chatbus: another thread has this topic already (a rename). */
+  | "THREAD_TOPIC_IN_USE"
   /** Chatbus: the call needs an agent's id and token, and they were missing or wrong. */
   | "AUTHENTICATION_REQUIRED"
   /** Chatbus: `msg_wait` got only one of agent_id and token, or a wrong pair. */
@@ -118,6 +120,7 @@ const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   MESSAGE_NOT_FOUND: 404,
   TEMPLATE_NOT_FOUND: 404,
   THREAD_CLOSED: 409,
+  THREAD_TOPIC_IN_USE: 409,
   AUTHENTICATION_REQUIRED: 401,
   InvalidCredentials: 401,
   PermissionError: 403,

@@ -63,6 +63,7 @@ import {
   threadGet,
   threadList,
   threadParticipants,
+  threadRename,
   threadSetState,
   threadSettings,
   threadSyncContext,
@@ -314,6 +315,15 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
           assigned_at: thread.creator_admin_id === null ? null : thread.created_at,
         });
       },
+    }),
+    route({
+      method: "POST",
+      path: "/api/threads/{id}/rename",
+      summary: "Rename a thread; a topic another thread has is refused (409)",
+      body: z.object({ topic: threadCreateInput.shape.topic }),
+      responses: { "200": { description: "{ok: true, thread}" } },
+      handle: async ({ params: { id }, body }) =>
+        json({ ok: true, thread: restThread(await threadRename(bus, id!, body.topic)) }),
     }),
     route({
       method: "GET",

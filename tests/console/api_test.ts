@@ -359,6 +359,7 @@ Deno.test("the API describes itself in OpenAPI and answers unknown routes and me
     "/api/threads/{id}/close",
     "/api/threads/{id}/export",
     "/api/threads/{id}/messages",
+    "/api/threads/{id}/rename",
     "/api/threads/{id}/settings",
     "/api/threads/{id}/state",
     "/api/threads/{id}/sync-context",

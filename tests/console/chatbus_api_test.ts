@@ -570,7 +570,7 @@ Deno.test("GET /api/threads pages with next_cursor, even put into the URL unenco
   assert.deepEqual(seen, created.toReversed());
 });
 
-Deno.test("creating a thread whose topic exists gets that thread, over REST and MCP, as in AgentChatBus", async () => {
+Deno.test("creating a thread whose topic exists gets that thread, over REST and MCP, as in AgentChatBus; a rename cannot take a topic", async () => {
   await using s = await setup();
   await using mcp = await connectInProcess(s.dbPath, "chatbus");
   const alice = await mcp.ok("agent_register", { ide: "A", model: "m" });
@@ -611,11 +611,35 @@ Deno.test("creating a thread whose topic exists gets that thread, over REST and 
   assert.equal(viaRest.body.creator_admin_id, alice.agent_id);
   const threads = (await call(`${s.url}/api/threads`)).body;
   assert.equal(threads.total, 1);
+  // (So a rename may not take a topic another thread has.)
   const other = await call(`${s.url}/api/threads`, "POST", {
     topic: "nightly 2",
     creator_agent_id: bob.agent_id,
   }, { "X-Agent-Token": bob.token });
   assert.notEqual(other.body.id, first.thread_id);
+  const taken = await call(`${s.url}/api/threads/${other.body.id}/rename`, "POST", {
+    topic: "nightly",
+  });
+  assert.equal(taken.status, 409);
+  assert.equal(taken.body.error.code, "THREAD_TOPIC_IN_USE");
+  const renamed = await call(`${s.url}/api/threads/${other.body.id}/rename`, "POST", {
+    topic: "  weekly ",
+  });
+  assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+  assert.deepEqual([renamed.body.ok, renamed.body.thread.topic], [true, "weekly"]);
+  assert.equal((await call(`${s.url}/api/threads/${other.body.id}`)).body.topic, "weekly");
+  const same = await call(`${s.url}/api/threads/${first.thread_id}/rename`, "POST", {
+    topic: "nightly",
+  });
+  assert.equal(same.status, 200);
+  assert.equal(
+    (await call(`${s.url}/api/threads/nope/rename`, "POST", { topic: "x" })).status,
+    404,
+  );
+  assert.equal(
+    (await call(`${s.url}/api/threads/${first.thread_id}/rename`, "POST", {})).status,
+    400,
+  );
 });
 
 Deno.test("a thread's export names each message's author as people see it, in AgentChatBus's layout", async () => {

@@ -308,6 +308,8 @@ Deno.test("the OpenAPI document describes routes that exist and take what it say
         if (method === "put" && template === "/api/messages/{id}") {
           Object.assign(body!, { new_content: "edited", edited_by: "system" });
         }
+        // (A rename to the example topic would meet the thread POST /api/threads made.)
+        if (template === "/api/threads/{id}/rename") Object.assign(body!, { topic: "renamed" });
         const headers: Record<string, string> = { ...HOST, "x-agent-token": registered.token };
         if (body) headers["content-type"] = "application/json";
         // The upload takes a multipart image, not JSON.

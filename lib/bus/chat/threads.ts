@@ -40,6 +40,7 @@ import {
   closeTopic,
   deleteTopic as deleteTopicRows,
   getTopic,
+  renameTopic,
   type TopicRow,
 } from "../../store/topics.ts";
 import { latestSeq } from "../../store/messages.ts";
@@ -482,6 +483,26 @@ export function threadWaiters(bus: Bus, threadIds: readonly string[]): Map<strin
 /** `thread_get`. */
 export function threadGet(bus: Bus, threadId: string): Thread {
   return toThread(bus.store.read(() => requireThread(bus.store, threadId)));
+}
+
+/**
+ * Rename a thread (AgentChatBus's `POST /api/threads/{id}/rename`): its
+ * topic, which no other thread may have (creating by topic finds a thread).
+ *
+ * @throws {BusError} `THREAD_NOT_FOUND`, `THREAD_TOPIC_IN_USE`, `INVALID_ARGUMENT`
+ */
+export async function threadRename(bus: Bus, threadId: string, topic: string): Promise<Thread> {
+  const name = cleanName(topic, "topic", MAX_TOPIC_NAME_CHARS);
+  return await write(bus, () => {
+    requireThread(bus.store, threadId);
+    const holder = threadByName(bus.store, name);
+    if (holder !== undefined && holder.topic_id !== threadId) {
+      throw new BusError("THREAD_TOPIC_IN_USE", `Thread topic '${name}' already exists`);
+    }
+    renameTopic(bus.store, { topicId: threadId, name });
+    bumpTopicsVersion(bus.store);
+    return toThread(requireThread(bus.store, threadId));
+  }, { topics: [threadId] });
 }
 
 /**
