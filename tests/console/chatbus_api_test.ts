@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import { connectInProcess, serveHttpInProcess } from "../_helpers/in_process.ts";
-import { textOf, until } from "../_helpers/peer.ts";
+import { textOf, type ToolCaller, until } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 type Json = Record<string, unknown>;
@@ -24,6 +24,17 @@ async function call(url: string, method = "GET", body?: unknown, headers: Json =
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };
+}
+
+/** A registered agent and a thread it created, through the MCP tools. */
+async function agentInThread(mcp: ToolCaller, topic: string) {
+  const agent = await mcp.ok("agent_register", { ide: "A", model: "m" });
+  const thread = await mcp.ok("thread_create", {
+    topic,
+    agent_id: agent.agent_id,
+    token: agent.token,
+  });
+  return { agent, thread };
 }
 
 async function setup() {
@@ -299,12 +310,7 @@ Deno.test("a thread's agents over REST, and deleting a thread", async () => {
 Deno.test("thread settings: the tools and REST say there is no coordinator, and refuse to start one", async () => {
   await using s = await setup();
   await using mcp = await connectInProcess(s.dbPath, "chatbus");
-  const agent = await mcp.ok("agent_register", { ide: "A", model: "m" });
-  const thread = await mcp.ok("thread_create", {
-    topic: "settings",
-    agent_id: agent.agent_id,
-    token: agent.token,
-  });
+  const { agent, thread } = await agentInThread(mcp, "settings");
   const viaTool = await mcp.ok("thread_settings_get", { thread_id: thread.thread_id });
   assert.equal(viaTool.auto_administrator_enabled, false);
   assert.equal(viaTool.creator_admin_id, agent.agent_id);
@@ -401,12 +407,7 @@ Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and
 Deno.test("kick: the agent's msg_wait ends at once, it shows offline until its next call; an unknown agent is 404", async () => {
   await using s = await setup();
   await using mcp = await connectInProcess(s.dbPath, "chatbus");
-  const agent = await mcp.ok("agent_register", { ide: "A", model: "m" });
-  const thread = await mcp.ok("thread_create", {
-    topic: "kick",
-    agent_id: agent.agent_id,
-    token: agent.token,
-  });
+  const { agent, thread } = await agentInThread(mcp, "kick");
   const started = performance.now();
   const waiting = mcp.call("msg_wait", {
     thread_id: thread.thread_id,

@@ -231,10 +231,6 @@ export async function waitMessages(
   let waiting = false;
   let kicked = false;
   const matching = () => {
-    if (waiting && isKicked(bus.store, agentId!)) {
-      kicked = true;
-      return [];
-    }
     const rows = chatMessagesAfter(bus.store, { topicId, afterSeq: scanFrom, limit: MAX_MESSAGES });
     const found = args.for_agent === undefined
       ? rows
@@ -243,7 +239,12 @@ export async function waitMessages(
       scanFrom = rows.at(-1)!.seq;
     }
     if (found.length > 0) return found;
-    // A thread deleted meanwhile ends the wait (the final transaction says THREAD_NOT_FOUND).
+    // Woken with nothing to deliver: a kick, or the thread deleted, ends the wait (the final
+    // transaction then says THREAD_NOT_FOUND).
+    if (waiting && isKicked(bus.store, agentId!)) {
+      kicked = true;
+      return [];
+    }
     return getThread(bus.store, topicId) ? undefined : [];
   };
 
