@@ -289,7 +289,12 @@ export function routeSpecs(deps: ApiDeps): RouteSpec[] {
         "`thread_id` for `topic_id`, and the answer carries AgentChatBus's names too)",
       query: searchQuery,
       aliases: { q: "query", thread_id: "topic_id" },
-      responses: { "200": ok("Results; snippets mark hits with « and »", "SearchResult") },
+      responses: {
+        "200": ok(
+          "Results; snippets are HTML-escaped text with hits marked « and »",
+          "SearchResult",
+        ),
+      },
       handle: async ({ query }) => json(withChatbusNames(await search.search(searchArgsOf(query)))),
     }),
     ...chatbusRoutes(bus, deps.startedAt),
@@ -302,6 +307,8 @@ export function routeSpecs(deps: ApiDeps): RouteSpec[] {
  * A search as REST answers it: the tool's result with AgentChatBus's names
  * beside ours (`total`; each hit's `thread_id`, `thread_topic` and
  * `author`), so that its web UI and scripts read it as they read its own.
+ * Snippets are HTML-escaped: AgentChatBus's web UI inserts them as HTML, and
+ * a message's markup must not run there either.
  */
 function withChatbusNames(result: SearchResult) {
   return {
@@ -309,11 +316,25 @@ function withChatbusNames(result: SearchResult) {
     total: result.count,
     results: result.results.map((hit) => ({
       ...hit,
+      snippet: escapeHtml(hit.snippet),
       thread_id: hit.topic_id,
       thread_topic: hit.topic_name,
       author: hit.sender,
     })),
   };
+}
+
+const HTML_ESCAPES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
+
+/** Text made safe to insert as HTML (one pass, linear). */
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
 }
 
 /** Answer one `/api/...` request. */

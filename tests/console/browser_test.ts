@@ -271,6 +271,9 @@ Deno.test({
     await page.locator("#search-results .result").first().waitFor();
     const snippetHtml = await page.locator("#search-results").innerHTML();
     assert.doesNotMatch(snippetHtml, /<img|<script/);
+    // (The API sends snippets HTML-escaped; the page shows the message's characters as written.)
+    assert.match(await page.locator("#search-results").textContent() ?? "", /<(script|img)\b/);
+    assert.doesNotMatch(await page.locator("#search-results").textContent() ?? "", /&lt;/);
     assert.equal(
       await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned ?? null),
       null,

@@ -532,6 +532,18 @@ Deno.test("GET /api/search answers AgentChatBus's callers too: thread_id, total,
   assert.deepEqual(scoped.body.results.map((hit: Json) => hit.thread_id), [threadIds[0]]);
   assert.equal(scoped.body.results[0].thread_topic, "search one");
   assert.equal((await call(`${s.url}/api/search?q=`)).status, 400);
+  // Its web UI inserts snippets as HTML: a message's markup arrives escaped.
+  await call(`${s.url}/api/threads/${threadIds[0]}/messages`, "POST", {
+    author: agent.agent_id,
+    content: `<img src=x onerror="alert('xkzqvfhtml')"> & more`,
+  });
+  const html = await call(`${s.url}/api/search?q=xkzqvfhtml`);
+  assert.equal(html.body.total, 1);
+  assert.match(
+    html.body.results[0].snippet,
+    /&lt;img src=x onerror=&quot;alert\(&#39;«xkzqvfhtml»/,
+  );
+  assert.doesNotMatch(html.body.results[0].snippet, /[<>]/);
   const none = await call(`${s.url}/api/search?q=zxqvbnmunlikelyterm99999`);
   assert.deepEqual([none.body.results, none.body.total], [[], 0]);
 });

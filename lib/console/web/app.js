@@ -77,8 +77,11 @@ const time = (seconds) =>
     text: new Date(seconds * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
   });
 
-/** A snippet with «hits» as <mark>s, built from text nodes only. */
-function snippet(text) {
+const HTML_ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'" };
+
+/** A snippet (HTML-escaped text, as /api/search sends it) with «hits» as <mark>s, built from text nodes only. */
+function snippet(escaped) {
+  const text = escaped.replace(/&(?:amp|lt|gt|quot|#39);/g, (entity) => HTML_ENTITIES[entity]);
   const node = el("p", { class: "snippet" });
   text.split(/(«[^»]*»)/).forEach((part) => {
     if (part.startsWith("«") && part.endsWith("»")) {
