@@ -103,8 +103,9 @@ export function errorResponse(error: unknown): Response {
 
 /**
  * A URL's query parameters as arguments for `schema`: each value typed as
- * the schema's property wants it (`"20"` becomes 20 for an integer, `"true"`
- * true for a boolean; anything else stays a string, for the schema to
+ * the schema's property wants it (`"20"` becomes 20 for an integer; `"true"`
+ * or `"1"` true and `"false"` or `"0"` false for a boolean, as AgentChatBus's
+ * web UI spells them; anything else stays a string, for the schema to
  * refuse), empty values left out, and `aliases` read under their own names.
  * Linear in the query.
  */
@@ -123,14 +124,22 @@ export function queryArgs(
     const n = Number(value);
     if ((wanted.has("integer") || wanted.has("number")) && value.trim() !== "" && isFinite(n)) {
       args[key] = n;
-    } else if (wanted.has("boolean") && (value === "true" || value === "false")) {
-      args[key] = value === "true";
+    } else if (wanted.has("boolean") && Object.hasOwn(BOOLEAN_WORDS, value)) {
+      args[key] = BOOLEAN_WORDS[value];
     } else {
       args[key] = value;
     }
   }
   return args;
 }
+
+/** How a boolean query parameter may be spelled. */
+const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = {
+  true: true,
+  "1": true,
+  false: false,
+  "0": false,
+};
 
 const typesCache = new WeakMap<z.ZodType, Map<string, Set<string>>>();
 

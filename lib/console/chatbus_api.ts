@@ -20,7 +20,6 @@
 
 import { z } from "zod";
 import {
-  type AgentInfo,
   agentList,
   findAgent,
   heartbeat,
@@ -73,12 +72,22 @@ import {
 import { chatMetrics } from "../bus/chat/metrics.ts";
 import type { Bus } from "../bus/mod.ts";
 import { Session } from "../bus/session.ts";
-import { sniffRasterImage } from "../bus/chat/attachments.ts";
+import { MAX_ATTACHMENTS, sniffRasterImage } from "../bus/chat/attachments.ts";
 import { BusError, invalidArgument } from "../errors.ts";
 import { json, readCappedBody } from "../http_respond.ts";
 import { PACKAGE_VERSION } from "../version.ts";
 import { chatbusExportFile } from "./export_file.ts";
 import { ok, route, type RouteSpec } from "./route_spec.ts";
+import { restAgent, restMessage, restThread } from "./chatbus_shapes.ts";
+
+/**
+ * One page of `GET /api/threads`. AgentChatBus answers every thread at once
+ * (its extension and web UI never ask for a second page), so REST is bound
+ * by what a browser takes in one JSON document, not by the tool result
+ * budget: 10,000 threads or 8 MiB of thread text, whichever comes first;
+ * beyond it `has_more` and `next_cursor` lead on.
+ */
+export const REST_THREAD_PAGE = { maxThreads: 10_000, maxBytes: 8 << 20 } as const;
 
 /** Most tries of a REST post that brought no sync context and met a concurrent post. */
 const AUTO_SYNC_TRIES = 3;
@@ -127,14 +136,15 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
     route({
       method: "GET",
       path: "/api/threads",
-      summary: "Threads, newest first (the thread_list tool), each with who waits in it",
+      summary: "Threads, newest first (the thread_list tool), each with who waits in it; all " +
+        "of them without a limit, as AgentChatBus answers, up to 10,000 threads or 8 MiB a page",
       query: threadListInput,
       responses: { "200": { description: "{threads, total, has_more, next_cursor}" } },
       handle: ({ query }) => {
         // (An unencoded "+00:00" arrives as " 00:00", in a date or a next_cursor "date~n":
         // clients put them in URLs as they are.)
         const before = query.before?.replace(/ (\d\d:\d\d(?:~\d+)?)$/, "+$1");
-        const page = threadList(bus, { ...query, before });
+        const page = threadList(bus, { ...query, before }, REST_THREAD_PAGE);
         return json({ ...page, threads: withWaiters(bus, page.threads) });
       },
     }),
@@ -176,9 +186,15 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       method: "POST",
       path: "/api/threads/{id}/messages",
       summary: "Post to a thread (the msg_post tool); without expected_last_seq and reply_token " +
-        "the server issues a sync context for the post",
+        "the server issues a sync context for the post; images are kept as attachments and " +
+        "listed in metadata.images",
       body: msgPostInput(bus.config).omit({ thread_id: true }).extend({
         author: msgPostInput(bus.config).shape.author.default("human"),
+        images: z.array(z.record(z.string(), z.unknown())).max(MAX_ATTACHMENTS).optional()
+          .describe(
+            "Images as AgentChatBus's chat panel sends them ({url: data URL from " +
+              "/api/upload/image, name}); kept as the message's attachments",
+          ),
       }),
       responses: { "201": { description: "The stored message" } },
       handle: async ({ params: { id }, body }) => await post(bus, id!, body),
@@ -525,16 +541,6 @@ function invalidCredentials(): BusError {
   return new BusError("AUTHENTICATION_REQUIRED", "Invalid agent_id/token");
 }
 
-/** A thread as AgentChatBus's REST shows it: its `id` beside ours. */
-function restThread(thread: Thread): Thread & { id: string } {
-  return { id: thread.thread_id, ...thread };
-}
-
-/** An agent as AgentChatBus's REST shows it. */
-function restAgent(agent: AgentInfo): AgentInfo & { id: string } {
-  return { id: agent.agent_id, ...agent };
-}
-
 /** Threads with the agents waiting in each (`waiting_agents`: id, display name, emoji). */
 function withWaiters(bus: Bus, threads: Thread[]) {
   const waiters = threadWaiters(bus, threads.map((t) => t.thread_id));
@@ -573,7 +579,7 @@ function messagesResponse(
     thread_id: threadId,
     include_attachments: false,
   });
-  return json(messages.map(({ message }) => ({ id: message.msg_id, ...message })));
+  return json(messages.map(({ message }) => restMessage(message)));
 }
 
 /** A chatbus message, or `MESSAGE_NOT_FOUND`. */
@@ -585,7 +591,9 @@ function requireChatMessage(bus: Bus, messageId: string) {
   return found.message;
 }
 
-type PostBody = Omit<z.output<ReturnType<typeof msgPostInput>>, "thread_id">;
+type PostBody = Omit<z.output<ReturnType<typeof msgPostInput>>, "thread_id"> & {
+  images?: Record<string, unknown>[] | undefined;
+};
 
 /**
  * A REST post: with the caller's sync context when it brings one, else with
@@ -596,20 +604,27 @@ async function post(bus: Bus, threadId: string, body: PostBody): Promise<Respons
   if (body.role === "system" && body.author === "human") {
     throw invalidArgument("role 'system' is not allowed for human messages");
   }
+  const { images, ...fields } = body;
+  // (The images join the attachments, under the same rules as msg_post's.)
+  const metadata = images === undefined ? body.metadata : {
+    ...body.metadata,
+    attachments: [...(body.metadata?.attachments ?? []), ...images],
+  };
   const session = new Session({});
   const brought = body.expected_last_seq !== undefined && body.reply_token !== undefined;
   for (let attempt = 1;; attempt++) {
     const sync = brought ? undefined : await threadSyncContext(bus, session, threadId);
     try {
       const posted = await postMessage(bus, session, {
-        ...body,
+        ...fields,
+        metadata,
         thread_id: threadId,
         asOperator: true,
         expected_last_seq: sync?.current_seq ?? body.expected_last_seq,
         reply_token: sync?.reply_token ?? body.reply_token,
       });
       const message = requireChatMessage(bus, posted.msg_id);
-      return json({ id: message.msg_id, ...message, ...posted }, 201);
+      return json({ ...restMessage(message), ...posted }, 201);
     } catch (error) {
       const raced = error instanceof BusError && error.code === "SeqMismatchError";
       if (brought || !raced || attempt >= AUTO_SYNC_TRIES) throw error;

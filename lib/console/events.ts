@@ -16,6 +16,10 @@
  * Events: `message` ({topic_id, message}), `topic` (a topic summary, or
  * `{topic_id, deleted: true}`), `presence` ({topic_id, agents}) and, when a
  * reconnect missed more than can be replayed, `reset` (reload everything).
+ * The hub also reads the AgentChatBus dialect's journal (edits, reactions,
+ * agents' changes) for AgentChatBus's `/events` stream, and hands each
+ * topic and presence change on with what it replaces, so that stream can
+ * name the change as AgentChatBus does.
  * A message whose metadata names a `handoff_target` or a `stop_reason` is
  * followed by the event seed 002 names for it: `msg.handoff` ({topic_id,
  * msg_id, seq, from, to}) or `msg.stop` ({topic_id, msg_id, seq, author,
@@ -42,6 +46,7 @@ import type { Message } from "../bus/messages.ts";
 import type { Bus } from "../bus/mod.ts";
 import { MAX_TOPIC_LIST } from "../bus/topics.ts";
 import { onEachChange } from "../bus/waiting.ts";
+import { chatEventsSince, latestChatEventPosition } from "../bus/chat/journal.ts";
 import { BusError } from "../errors.ts";
 
 /** Most missed messages replayed after a reconnect; beyond that the client gets `reset`. */
@@ -59,12 +64,21 @@ export const eventsQuery = z.strictObject({
 
 /** One change, as the hub hands it to every stream. */
 export interface HubEvent {
-  event: "message" | "topic" | "presence" | "msg.handoff" | "msg.stop";
-  /** The topic it concerns (streams filter on it). */
+  /**
+   * What changed; `chat` is a row of the AgentChatBus dialect's journal (an
+   * edit, a reaction, an agent's change: `/events` only).
+   */
+  event: "message" | "topic" | "presence" | "msg.handoff" | "msg.stop" | "chat";
+  /** The topic it concerns (streams filter on it); "" for none. */
   topicId: string;
   /** The message's global position (`message` events only). */
   position?: number;
   data: unknown;
+  /**
+   * What it replaces (`topic` and `presence` events): the topic's summary or
+   * the topic's present agents before; undefined for a topic that is new.
+   */
+  previous?: unknown;
 }
 
 type Agents = Omit<PresentAgent, "age_seconds">[];
@@ -126,6 +140,7 @@ export class EventHub {
       for (const listener of [...this.#subscribers]) listener(event);
     };
     let position = latestPosition(bus);
+    let chatPosition = latestChatEventPosition(bus);
     let version = topicListVersion(bus);
     let topics = summariesById(bus);
     let presence = presenceByTopic(bus);
@@ -153,13 +168,22 @@ export class EventHub {
         }
         if (batch.length < BATCH) break;
       }
+      for (;;) {
+        const batch = chatEventsSince(bus, chatPosition, BATCH);
+        for (const row of batch) {
+          chatPosition = row.position;
+          publish({ event: "chat", topicId: row.topic_id ?? "", data: row });
+        }
+        if (batch.length < BATCH) break;
+      }
       // Topic summaries: all of them when the list changed, else the touched ones.
       const nextVersion = topicListVersion(bus);
       if (nextVersion !== version) {
         const next = summariesById(bus);
         for (const [id, topic] of next) {
-          if (!sameSummary(topics.get(id), topic)) {
-            publish({ event: "topic", topicId: id, data: topic });
+          const previous = topics.get(id);
+          if (!sameSummary(previous, topic)) {
+            publish({ event: "topic", topicId: id, data: topic, previous });
           }
         }
         for (const id of topics.keys()) {
@@ -172,16 +196,20 @@ export class EventHub {
       } else {
         for (const id of touched) {
           const topic = summaryIfExists(bus, id);
-          if (!topic || sameSummary(topics.get(id), topic)) continue;
+          const previous = topics.get(id);
+          if (!topic || sameSummary(previous, topic)) continue;
           topics.set(id, topic);
-          publish({ event: "topic", topicId: id, data: topic });
+          // (No topic is new here: a new one moves the list's version. One the list left out
+          // is not new either: it stands for itself.)
+          publish({ event: "topic", topicId: id, data: topic, previous: previous ?? topic });
         }
       }
       const nextPresence = presenceByTopic(bus);
       for (const id of new Set([...presence.agents.keys(), ...nextPresence.agents.keys()])) {
         const agents = nextPresence.agents.get(id) ?? [];
-        if (!sameAgents(presence.agents.get(id) ?? [], agents)) {
-          publish({ event: "presence", topicId: id, data: { topic_id: id, agents } });
+        const previous = presence.agents.get(id) ?? [];
+        if (!sameAgents(previous, agents)) {
+          publish({ event: "presence", topicId: id, data: { topic_id: id, agents }, previous });
         }
       }
       presence = nextPresence;
@@ -282,6 +310,7 @@ function follow(
   // Subscribed before the replay is read: what arrives meanwhile is held, then sent once.
   let held: HubEvent[] | undefined = [];
   const deliver = (change: HubEvent) => {
+    if (change.event === "chat") return; // (AgentChatBus's stream tells these)
     if (change.position !== undefined) {
       if (change.position <= position) return; // already replayed
       position = change.position;

@@ -95,7 +95,12 @@ export function createConsole(options: ConsoleOptions): WebConsole {
           throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
         }
         return inert(
-          chatbusEventStream({ hub, keepAliveMs: options.keepAliveMs, signal: options.signal }),
+          chatbusEventStream({
+            bus: options.bus,
+            hub,
+            keepAliveMs: options.keepAliveMs,
+            signal: options.signal,
+          }),
         );
       }
       if (isApi(url.pathname)) return inert(await api(request, url));

@@ -74,6 +74,7 @@ export const NOT_COPIED: Readonly<Record<string, string>> = {
   bus_session_topics: "MCP sessions of the source's processes",
   bus_session_questions: "MCP sessions of the source's processes",
   bus_hook_state: "what the source's client hooks last reported",
+  bus_chat_events: "recent edits, reactions and agent changes, told to the source's event streams",
 };
 
 /** FTS5's own tables behind SQLite's `bus_fts` (copied through `bus_fts` itself). */

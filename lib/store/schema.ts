@@ -490,6 +490,22 @@ CREATE TABLE IF NOT EXISTS bus_turns (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 12,
+    description: "what changed besides messages, for AgentChatBus's event stream (issue 36)",
+    // Edits, reactions and agents' comings and goings, each a row in commit order, so that
+    // every process's event stream can tell its clients (msg.edit, msg.react, agent.online…)
+    // by reading the rows after the last one it saw. Only the newest rows are kept.
+    sql: `
+CREATE TABLE IF NOT EXISTS bus_chat_events (
+  position INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  ref TEXT NOT NULL,
+  topic_id TEXT NULL,
+  created_at REAL NOT NULL
+);
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

@@ -379,7 +379,7 @@ Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and
       seen.push(event.type);
       if (event.type === "msg.new") message = event.payload;
     }
-    assert.ok(seen.includes("thread.updated"), seen.join(","));
+    assert.ok(seen.includes("thread.created"), seen.join(","));
     assert.equal(message.thread_id, threadId);
     assert.equal(message.content, "hello, stream");
     assert.equal(message.seq, 1);

@@ -28,6 +28,7 @@ import {
   updateAgent,
   waitingAgentIds,
 } from "../../store/chat.ts";
+import { recordChatEvent } from "../../store/chat_events.ts";
 import { clearWaiting } from "../../store/cursors.ts";
 import type { Store } from "../../store/mod.ts";
 import { type Bus, write } from "../mod.ts";
@@ -145,6 +146,7 @@ export async function registerAgent(bus: Bus, args: RegisterArgs): Promise<Regis
       last_activity_time: now,
     };
     insertAgent(bus.store, row);
+    agentEvent(bus, "agent.online", agentId);
     return row;
   });
   return { agent: agentInfo(bus, row), token };
@@ -173,6 +175,7 @@ export async function resumeAgent(bus: Bus, agentId: string, token: string): Pro
   const row = await write(bus, () => {
     const row = authenticate(bus.store, agentId, token);
     touchAgent(bus.store, { agentId, activity: "resume", now: bus.now(), heartbeat: true });
+    agentEvent(bus, "agent.updated", agentId);
     return getAgent(bus.store, row.agent_id)!;
   });
   return agentInfo(bus, row);
@@ -183,6 +186,7 @@ export async function heartbeat(bus: Bus, agentId: string, token: string): Promi
   return await write(bus, () => {
     if (!credentialsMatch(bus.store, agentId, token)) return false;
     touchAgent(bus.store, { agentId, activity: "heartbeat", now: bus.now(), heartbeat: true });
+    agentEvent(bus, "agent.updated", agentId);
     return true;
   });
 }
@@ -192,6 +196,7 @@ export async function unregisterAgent(bus: Bus, agentId: string, token: string):
   return await write(bus, () => {
     if (!credentialsMatch(bus.store, agentId, token)) return false;
     deleteAgent(bus.store, agentId);
+    agentEvent(bus, "agent.offline", agentId);
     return true;
   });
 }
@@ -211,6 +216,7 @@ export async function updateAgentProfile(
     if (!credentialsMatch(bus.store, agentId, token)) return undefined;
     updateAgent(bus.store, { agentId, changes });
     touchAgent(bus.store, { agentId, activity: "update", now: bus.now() });
+    agentEvent(bus, "agent.updated", agentId);
     return getAgent(bus.store, agentId);
   });
   return row && agentInfo(bus, row);
@@ -242,9 +248,22 @@ export async function kickAgent(bus: Bus, agentId: string): Promise<Kicked | und
     exitAgentWaits(bus.store, agentId);
     for (const topicId of topics) clearWaiting(bus.store, { topicId, agentName: row.name });
     touchAgent(bus.store, { agentId, activity: KICKED_ACTIVITY, now: bus.now() });
+    agentEvent(bus, "agent.updated", agentId);
     return getAgent(bus.store, agentId)!;
   }, { topics });
   return row && { agent: agentInfo(bus, row, new Set()), threadsInterrupted: topics };
+}
+
+/**
+ * Journal an agent's change (inside its write) for AgentChatBus's event
+ * stream: `agent.online` (registered), `agent.updated`, `agent.offline` (gone).
+ */
+function agentEvent(
+  bus: Bus,
+  kind: "agent.online" | "agent.updated" | "agent.offline",
+  agentId: string,
+): void {
+  recordChatEvent(bus.store, { kind, ref: agentId, topicId: null, now: bus.now() });
 }
 
 /** Whether an operator forced the agent offline since its last call. */

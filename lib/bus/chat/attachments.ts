@@ -128,7 +128,11 @@ function readAttachment(
   at: string,
   maxBytes: number,
 ): ReadAttachment | undefined {
-  let data = fields.data ?? fields.base64 ?? fields.b64 ?? fields.data_url;
+  // (AgentChatBus's chat panel sends an uploaded image as {url: "data:…", name}.)
+  const inlineUrl = typeof fields.url === "string" && fields.url.startsWith("data:")
+    ? fields.url
+    : undefined;
+  let data = fields.data ?? fields.base64 ?? fields.b64 ?? fields.data_url ?? inlineUrl;
   let mimeType = fields.mimeType ?? fields.mime_type;
   if (data === undefined) return undefined;
   if (typeof data !== "string") throw invalidArgument(`${at}.data must be a base64 string`);
@@ -186,7 +190,7 @@ function fileName(fields: Record<string, unknown>, at: string): string | undefin
   return base === "" || base === "." || base === ".." ? undefined : base;
 }
 
-/** An attachment given by URL is kept as a reference (the bus fetches nothing). */
+/** An attachment given by URL is kept as a reference, with its name (the bus fetches nothing). */
 function urlStub(fields: Record<string, unknown>, at: string): Record<string, unknown> {
   const url = fields.url ?? fields.src;
   if (typeof url !== "string" || !url || url.length > MAX_URL_CHARS) {
@@ -194,10 +198,49 @@ function urlStub(fields: Record<string, unknown>, at: string): Record<string, un
       `${at} needs base64 data (or a url of at most ${MAX_URL_CHARS} characters)`,
     );
   }
-  return { type: "image", url };
+  const name = fileName(fields, at);
+  return { type: "image", url, ...(name === undefined ? {} : { name }) };
 }
 
 function decodedBytes(base64: string): number {
   const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0;
   return Math.floor(base64.length / 4) * 3 - padding;
+}
+
+/** An image of a message as AgentChatBus's clients show it: a URL and a name. */
+export interface ImageLink {
+  url: string;
+  name: string;
+}
+
+/**
+ * The images in a message's metadata as AgentChatBus's clients read them
+ * (`metadata.images`): a stored image by the inert attachment route
+ * `GET /api/messages/{id}/attachments/{n}` (`n` counts the stored
+ * attachments), an image given by URL as it was given. Linear in the stubs.
+ */
+export function imageLinks(
+  messageId: string,
+  metadata: Record<string, unknown> | null,
+): ImageLink[] {
+  const stubs = metadata?.attachments;
+  if (!Array.isArray(stubs)) return [];
+  const links: ImageLink[] = [];
+  let stored = 0;
+  for (const stub of stubs.slice(0, MAX_ATTACHMENTS)) {
+    if (stub === null || typeof stub !== "object") continue;
+    const { type, url, bytes, name } = stub as Record<string, unknown>;
+    const label = typeof name === "string" ? name : "image";
+    if (typeof bytes === "number") {
+      const n = stored++;
+      if (type !== "image") continue;
+      links.push({
+        url: `/api/messages/${encodeURIComponent(messageId)}/attachments/${n}`,
+        name: label,
+      });
+    } else if (typeof url === "string") {
+      links.push({ url, name: label });
+    }
+  }
+  return links;
 }

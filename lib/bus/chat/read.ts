@@ -16,6 +16,7 @@
 
 import { countWithinBudget } from "../../budget.ts";
 import { BusError, invalidArgument, type Warning } from "../../errors.ts";
+import { recordChatEvent } from "../../store/chat_events.ts";
 import {
   addReaction,
   type AgentRow,
@@ -460,6 +461,7 @@ function recordVersion(
     version,
     now,
   });
+  messageEvent(bus, "msg.edit", row);
   return { msg_id: row.message_id, version, edited_at: iso(now), edited_by: editor };
 }
 
@@ -521,7 +523,7 @@ export async function react(
   const reaction = cleanName(args.reaction, "reaction", MAX_REACTION_CHARS);
   return await write(bus, () => {
     const agentId = reactor(bus, session, args);
-    requireMessage(bus.store, args.message_id);
+    const message = requireMessage(bus.store, args.message_id);
     const existing = getReaction(bus.store, { messageId: args.message_id, agentId, reaction });
     if (existing) return { ...toReaction(existing), added: false };
     if (reactionCount(bus.store, args.message_id) >= MAX_REACTIONS_PER_MESSAGE) {
@@ -536,6 +538,7 @@ export async function react(
       reaction,
       created_at: bus.now(),
     });
+    if (added) messageEvent(bus, "msg.react", message);
     const row = getReaction(bus.store, { messageId: args.message_id, agentId, reaction })!;
     return { ...toReaction(row), added };
   });
@@ -554,10 +557,26 @@ export async function unreact(
   const reaction = cleanName(args.reaction, "reaction", MAX_REACTION_CHARS);
   const removed = await write(bus, () => {
     const agentId = reactor(bus, session, args);
-    requireMessage(bus.store, args.message_id);
-    return removeReaction(bus.store, { messageId: args.message_id, agentId, reaction });
+    const message = requireMessage(bus.store, args.message_id);
+    const removed = removeReaction(bus.store, { messageId: args.message_id, agentId, reaction });
+    if (removed) messageEvent(bus, "msg.unreact", message);
+    return removed;
   });
   return { removed, message_id: args.message_id, reaction };
+}
+
+/** Journal a change to a message (inside its write) for AgentChatBus's event stream. */
+function messageEvent(
+  bus: Bus,
+  kind: "msg.edit" | "msg.react" | "msg.unreact",
+  message: { message_id: string; topic_id: string },
+): void {
+  recordChatEvent(bus.store, {
+    kind,
+    ref: message.message_id,
+    topicId: message.topic_id,
+    now: bus.now(),
+  });
 }
 
 /** The synthetic seq-0 message: the directive, then the thread's own prompt. */

@@ -286,11 +286,20 @@ export interface ThreadListArgs {
   before?: string | undefined;
 }
 
+/** How large one page of {@linkcode threadList} may be. */
+export interface ThreadPageBounds {
+  /** Most threads on a page. */
+  maxThreads: number;
+  /** Most bytes of thread text on a page. */
+  maxBytes: number;
+}
+
 /**
  * `thread_list`: newest first, with cursor pagination; a page also stops at
- * the result budget (`has_more` and `next_cursor` lead on).
+ * `bounds` (by default the tool's: {@linkcode MAX_THREAD_LIST} threads and
+ * the result budget), and `has_more` and `next_cursor` lead on.
  */
-export function threadList(bus: Bus, args: ThreadListArgs): {
+export function threadList(bus: Bus, args: ThreadListArgs, bounds?: ThreadPageBounds): {
   threads: Thread[];
   total: number;
   has_more: boolean;
@@ -300,7 +309,9 @@ export function threadList(bus: Bus, args: ThreadListArgs): {
     throw invalidArgument(`status must be one of ${THREAD_STATUSES.join(", ")}`);
   }
   const before = args.before === undefined ? undefined : parseThreadCursor(args.before);
-  const limit = !args.limit || args.limit > MAX_THREAD_LIST ? MAX_THREAD_LIST : args.limit;
+  const { maxThreads, maxBytes } = bounds ??
+    { maxThreads: MAX_THREAD_LIST, maxBytes: bus.config.toolResultMaxBytes };
+  const limit = !args.limit || args.limit > maxThreads ? maxThreads : args.limit;
   const query = {
     status: args.status,
     includeArchived: args.include_archived ?? false,
@@ -311,14 +322,14 @@ export function threadList(bus: Bus, args: ThreadListArgs): {
       countThreads(bus.store, query),
     ] as const
   );
-  // Within the result budget, like every listing: the rest is on the next page.
+  // Within the byte bound, like every listing: the rest is on the next page.
   const within = rows.slice(0, limit);
   const page = within.slice(
     0,
     countWithinBudget(
       within,
       (row) => [row.name, row.summary, row.system_prompt, row.metadata_json],
-      bus.config.toolResultMaxBytes,
+      maxBytes,
     ),
   );
   const hasMore = rows.length > page.length;

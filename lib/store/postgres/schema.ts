@@ -357,6 +357,20 @@ CREATE TABLE bus_turns (
 );
 `,
   },
+  {
+    version: 4,
+    description:
+      "what changed besides messages, for AgentChatBus's event stream (SQLite migration 12)",
+    sql: `
+CREATE TABLE bus_chat_events (
+  position bigint PRIMARY KEY,
+  kind ${T} NOT NULL,
+  ref ${T} NOT NULL,
+  topic_id ${T} NULL,
+  created_at double precision NOT NULL
+);
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */
