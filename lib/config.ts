@@ -58,7 +58,15 @@ export interface ResolvedConfig {
   role: string | undefined;
   /** Hard size limits of the teacher/student tools (seed 001, section 8.2). */
   qa: QaLimits;
+  /** What happens to a message that holds a credential (`lib/bus/secrets.ts`). */
+  secrets: SecretsMode;
 }
+
+/**
+ * `AGENT_BUS_SECRETS`: `block` refuses a message that holds a credential,
+ * `redact` stores it with the credential replaced, `allow` stores it as it is.
+ */
+export type SecretsMode = "block" | "redact" | "allow";
 
 /** Hard size limits of the teacher/student tools; beyond them a call fails with INVALID_ARGUMENT. */
 export interface QaLimits {
@@ -302,6 +310,7 @@ export function loadConfig(
       }),
     },
     toolNames: readToolNames(env, warnings),
+    secrets: readSecretsMode(env, warnings),
     http: {
       host: env.AGENT_BUS_HTTP_HOST?.trim() || undefined,
       port: int({
@@ -579,6 +588,18 @@ function readToolNames(env: Env, warnings: ConfigWarning[]): "dotted" | "undersc
     message: `Ignoring AGENT_BUS_TOOL_NAMES="${raw}": expected dotted or underscore; using dotted`,
   });
   return "dotted";
+}
+
+function readSecretsMode(env: Env, warnings: ConfigWarning[]): SecretsMode {
+  const raw = env.AGENT_BUS_SECRETS?.trim().toLowerCase();
+  if (!raw) return "block";
+  if (raw === "block" || raw === "redact" || raw === "allow") return raw;
+  warnings.push({
+    variable: "AGENT_BUS_SECRETS",
+    value: raw,
+    message: `Ignoring AGENT_BUS_SECRETS="${raw}": expected block, redact or allow; using block`,
+  });
+  return "block";
 }
 
 function readLogLevel(env: Env, warnings: ConfigWarning[]): LogLevel {

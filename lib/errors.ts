@@ -63,7 +63,9 @@ export type ErrorCode =
   /** Chatbus sync protocol: a reply token that was already used. */
   | "ReplyTokenReplayError"
   /** Chatbus sync protocol: messages arrived after `expected_last_seq`; they come with the error. */
-  | "SeqMismatchError";
+  | "SeqMismatchError"
+  /** Chatbus: the text holds a credential (AgentChatBus's content filter; `AGENT_BUS_SECRETS`). */
+  | "ContentFilterError";
 
 /** A domain error with a stable code; `context` is merged into the tool's structured output. */
 export class BusError extends Error {
@@ -128,6 +130,7 @@ const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   ReplyTokenInvalidError: 400,
   ReplyTokenReplayError: 400,
   SeqMismatchError: 409,
+  ContentFilterError: 400,
 };
 
 /** The HTTP status that stands for an error code (500 for anything unexpected). */

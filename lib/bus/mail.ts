@@ -36,6 +36,7 @@ import {
   unregisterPeer,
 } from "../store/mail.ts";
 import { type Bus, write } from "./mod.ts";
+import { screenSecrets } from "./secrets.ts";
 import { cleanName } from "./validate.ts";
 
 /** Longest mail agent name. */
@@ -97,7 +98,7 @@ export async function sendMail(
 ): Promise<{ id: string; duplicate: boolean }> {
   const from = cleanMailAgent(mail.from, "from");
   const to = cleanMailAgent(mail.to, "name");
-  checkContent(bus, mail.content);
+  const content = checkContent(bus, mail);
   const id = mail.id === undefined
     ? crypto.randomUUID()
     : cleanName(mail.id, "msg_id", MAX_MAIL_ID_CHARS);
@@ -116,7 +117,7 @@ export async function sendMail(
       id,
       from_agent: from,
       to_agent: to,
-      content: mail.content,
+      content,
       created: bus.now(),
       source: mail.source,
       format: mail.format,
@@ -136,7 +137,7 @@ export async function broadcastMail(
   mail: { from: string; content: string; format: "text" | "json"; source: MailSource },
 ): Promise<{ ids: string[]; recipients: string[] }> {
   const from = cleanMailAgent(mail.from, "from");
-  checkContent(bus, mail.content);
+  const content = checkContent(bus, mail);
   // Who is alive is decided before the write lock is taken (it may look at processes).
   const recipients = registeredPeers(bus).filter((name) => name !== from);
   return await write(bus, () => {
@@ -149,7 +150,7 @@ export async function broadcastMail(
         id,
         from_agent: from,
         to_agent: to,
-        content: mail.content,
+        content,
         created: now,
         source: mail.source,
         format: mail.format,
@@ -345,10 +346,14 @@ function holderAlive(holder: string): boolean {
   }
 }
 
-function checkContent(bus: Bus, content: string): void {
-  if (content.length > bus.config.maxMessageChars) {
-    throw invalidArgument(`msg exceeds max length (${bus.config.maxMessageChars})`);
+/** A mail's content as it may be stored: within the size limit, its secrets screened. */
+function checkContent(bus: Bus, mail: { content: string; format: "text" | "json" }): string {
+  // (Text comes as `msg` (send_to_agent), JSON as `body` (the peer bus).)
+  const field = mail.format === "json" ? "body" : "msg";
+  if (mail.content.length > bus.config.maxMessageChars) {
+    throw invalidArgument(`${field} exceeds max length (${bus.config.maxMessageChars})`);
   }
+  return screenSecrets(mail.content, { mode: bus.config.secrets, field });
 }
 
 function ensureRoom(bus: Bus, to: string): void {

@@ -28,6 +28,7 @@ import {
 import type { SessionRecord } from "./attendance.ts";
 import { newId } from "./ids.ts";
 import { type Bus, write } from "./mod.ts";
+import { screenSecrets } from "./secrets.ts";
 import { requireTopic } from "./topics.ts";
 import { capWaitSeconds, waitFor, type WaitOptions } from "./waiting.ts";
 
@@ -99,6 +100,7 @@ export async function ask(
   if (args.question.length > maxQuestionChars) {
     throw invalidArgument(`question exceeds max length (${maxQuestionChars})`);
   }
+  const question = screenSecrets(args.question, { mode: bus.config.secrets, field: "question" });
   const warnings: Warning[] = [];
   const waitSeconds = capWaitSeconds(bus, args.waitSeconds, warnings);
   const questionId = await write(bus, () => {
@@ -117,7 +119,7 @@ export async function ask(
       question_id: id,
       topic_id: topic.topic_id,
       asked_by: args.askedBy,
-      question_text: args.question,
+      question_text: question,
       asked_at: bus.now(),
     });
     options.record?.asked(bus.store, id);
@@ -261,7 +263,8 @@ export async function publishAnswers(
 ): Promise<{ saved: number; skipped: Skip[]; warnings: Warning[] }> {
   checkResponses(bus, args.responses);
   // Payloads are built and serialized before the write lock is taken.
-  const prepared = args.responses.map((item) => {
+  const prepared = args.responses.map((raw, i) => {
+    const item = screenResponse(bus, raw, `responses[${i}]`);
     const { payload, truncations } = payloadOf(item);
     return { item, truncations, payloadJson: JSON.stringify(payload) };
   });
@@ -402,6 +405,25 @@ function checkResponses(bus: Bus, responses: readonly ResponseItem[]): void {
     list(item.repo_pointers, `${at}.repo_pointers`, MAX_POINTER_CHARS);
     list(item.suggested_followups, `${at}.suggested_followups`, MAX_FOLLOWUP_CHARS);
   });
+}
+
+/** A response with its secrets screened, field by field (`AGENT_BUS_SECRETS`). */
+function screenResponse(bus: Bus, item: ResponseItem, at: string): ResponseItem {
+  const mode = bus.config.secrets;
+  const text = (value: string, field: string) =>
+    screenSecrets(value, { mode, field: `${at}.${field}` });
+  const optional = (value: string | null | undefined, field: string) =>
+    value === null || value === undefined ? value : text(value, field);
+  const list = (values: string[] | null | undefined, field: string) =>
+    values?.map((value, i) => text(value, `${field}[${i}]`)) ?? values;
+  return {
+    ...item,
+    answer_markdown: text(item.answer_markdown, "answer_markdown"),
+    repo_pointers: list(item.repo_pointers, "repo_pointers"),
+    suggested_followups: list(item.suggested_followups, "suggested_followups") ?? [],
+    teacher_addendum: optional(item.teacher_addendum, "teacher_addendum"),
+    teacher_notes: optional(item.teacher_notes, "teacher_notes"),
+  };
 }
 
 function payloadOf(item: ResponseItem): { payload: AnswerPayload; truncations: Warning[] } {

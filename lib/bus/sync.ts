@@ -40,6 +40,7 @@ import type { Store } from "../store/mod.ts";
 import { termsForSend } from "../store/search.ts";
 import type { TopicRow } from "../store/topics.ts";
 import { appendMessages, MAX_MESSAGE_ID_CHARS, unusedMessageIds } from "./append.ts";
+import { screenOptional, screenSecrets } from "./secrets.ts";
 import { newId } from "./ids.ts";
 import { type Message, toMessage } from "./messages.ts";
 import { type Bus, write } from "./mod.ts";
@@ -549,7 +550,7 @@ function messageTexts(row: MessageRow): (string | null)[] {
 }
 
 function prepareOutbox(bus: Bus, outbox: OutgoingMessage[]): PreparedItem[] {
-  const { maxOutbox, maxMessageChars, maxMetadataChars } = bus.config;
+  const { maxOutbox, maxMessageChars, maxMetadataChars, secrets: mode } = bus.config;
   if (outbox.length > maxOutbox) {
     throw invalidArgument(`outbox has ${outbox.length} items; the most is ${maxOutbox}`);
   }
@@ -561,6 +562,10 @@ function prepareOutbox(bus: Bus, outbox: OutgoingMessage[]): PreparedItem[] {
     if (item.content_markdown.length > maxMessageChars) {
       throw invalidArgument(`${at}.content_markdown exceeds max length (${maxMessageChars})`);
     }
+    const content = screenSecrets(item.content_markdown, {
+      mode,
+      field: `${at}.content_markdown`,
+    });
     const replyTo = item.reply_to === null || item.reply_to === undefined
       ? null
       : cleanName(item.reply_to, `${at}.reply_to`, MAX_MESSAGE_ID_CHARS);
@@ -568,15 +573,18 @@ function prepareOutbox(bus: Bus, outbox: OutgoingMessage[]): PreparedItem[] {
       ? null
       : cleanName(item.client_message_id, `${at}.client_message_id`, MAX_CLIENT_MESSAGE_ID_CHARS);
     return {
-      contentMarkdown: item.content_markdown,
-      terms: termsForSend(bus.store, item.content_markdown),
+      contentMarkdown: content,
+      terms: termsForSend(bus.store, content),
       messageType: cleanName(
         item.message_type ?? "message",
         `${at}.message_type`,
         MAX_MESSAGE_TYPE_CHARS,
       ),
       replyTo,
-      metadataJson: metadataJson(item.metadata, `${at}.metadata`, maxMetadataChars),
+      metadataJson: screenOptional(
+        metadataJson(item.metadata, `${at}.metadata`, maxMetadataChars),
+        { mode, field: `${at}.metadata` },
+      ),
       clientMessageId,
     };
   });

@@ -40,6 +40,12 @@ export const PATHOLOGICAL_TEXTS: readonly { name: string; text: string }[] = [
   { name: "whitespace runs", text: fill(" \t\n", MAX_BODY - 1) + "z" },
   { name: "base64 blob", text: base64Blob(MAX_BODY) },
   { name: "accented letters", text: fill("é") },
+  // Near misses of the credentials the secret screen looks for (lib/bus/secrets.ts): each
+  // hint over and over, never completing a secret.
+  { name: "secret prefixes without keys", text: fill("sk-eyJ-AKIAghp_xox") },
+  { name: "database URLs without hosts", text: fill("postgres://a:b") },
+  { name: "key headers without bodies", text: fill("-----BEGIN PRIVATE KEY-----...") },
+  { name: "token-shaped runs", text: fill("eyJ" + "a".repeat(90) + ".") },
   { name: "emoji", text: fill("😀") },
 ];
 

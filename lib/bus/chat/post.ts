@@ -52,6 +52,7 @@ import type { Session } from "../session.ts";
 import { appendMessages, MAX_MESSAGE_ID_CHARS, unusedMessageId } from "../append.ts";
 import { cleanName, metadataJson } from "../validate.ts";
 import { type NewAttachment, splitAttachments } from "./attachments.ts";
+import { contentFilter, screenOptional, screenSecrets } from "../secrets.ts";
 import { foundThreadTopic } from "./threads.ts";
 import { issueSyncContext } from "./tokens.ts";
 import { type ChatMessage, hashSecret, iso, REPLY_WINDOW, toChatMessage } from "./wire.ts";
@@ -305,11 +306,11 @@ async function giveWay(bus: Bus, threadId: string, author: string, owing: TurnSt
 
 /** Check `metadata` and the other fields before the write lock is taken. */
 function preparePost(bus: Bus, args: PostArgs): Prepared {
-  const content = args.content;
-  if (!content.trim()) throw invalidArgument("content must be a non-empty string");
-  if (content.length > bus.config.maxMessageChars) {
+  if (!args.content.trim()) throw invalidArgument("content must be a non-empty string");
+  if (args.content.length > bus.config.maxMessageChars) {
     throw invalidArgument(`content exceeds max length (${bus.config.maxMessageChars})`);
   }
+  const content = screenSecrets(args.content, contentFilter(bus.config, "content"));
   const role = oneOf(args.role ?? "user", ROLES, "role");
   const priority = oneOf(args.priority ?? "normal", PRIORITIES, "priority");
   const { metadata, attachments } = splitAttachments(args.metadata, bus.config.maxAttachmentBytes);
@@ -335,7 +336,10 @@ function preparePost(bus: Bus, args: PostArgs): Prepared {
     role,
     priority,
     metadata: withMentions,
-    metadataJson: metadataJson(withMentions, "metadata", bus.config.maxMetadataChars),
+    metadataJson: screenOptional(
+      metadataJson(withMentions, "metadata", bus.config.maxMetadataChars),
+      contentFilter(bus.config, "metadata"),
+    ),
     attachments,
     replyTo: args.reply_to_msg_id
       ? cleanName(args.reply_to_msg_id, "reply_to_msg_id", MAX_MESSAGE_ID_CHARS)

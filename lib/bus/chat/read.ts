@@ -17,6 +17,7 @@
 import { countWithinBudget } from "../../budget.ts";
 import { BusError, invalidArgument, type Warning } from "../../errors.ts";
 import { recordChatEvent } from "../../store/chat_events.ts";
+import { contentFilter, screenSecrets } from "../secrets.ts";
 import {
   addReaction,
   type AgentRow,
@@ -382,12 +383,12 @@ export async function editMessage(
     token?: string | undefined;
   },
 ): Promise<EditResult> {
-  checkNewContent(bus, args.new_content);
+  const content = checkNewContent(bus, args.new_content);
   const credentials = credentialsOf(session, args, "AUTHENTICATION_REQUIRED");
   return await write(bus, () => {
     const agent = authenticate(bus.store, credentials.agentId, credentials.token);
     session.chatAgent = credentials;
-    return recordVersion(bus, args.message_id, args.new_content, agent.agent_id);
+    return recordVersion(bus, args.message_id, content, agent.agent_id);
   });
 }
 
@@ -402,14 +403,14 @@ export async function editMessageAsOperator(
   bus: Bus,
   args: { message_id: string; new_content: string; edited_by: string },
 ): Promise<EditResult> {
-  checkNewContent(bus, args.new_content);
+  const content = checkNewContent(bus, args.new_content);
   return await write(
     bus,
     () =>
       recordVersion(
         bus,
         args.message_id,
-        args.new_content,
+        content,
         args.edited_by,
         (row) =>
           args.edited_by === "system" || row.author_id === args.edited_by ||
@@ -426,11 +427,13 @@ export type EditResult = { no_change: true; version: number } | {
   edited_by: string;
 };
 
-function checkNewContent(bus: Bus, content: string): void {
+/** A new version's content as it may be stored (checked, its secrets screened). */
+function checkNewContent(bus: Bus, content: string): string {
   if (!content.trim()) throw invalidArgument("new_content must be a non-empty string");
   if (content.length > bus.config.maxMessageChars) {
     throw invalidArgument(`new_content exceeds max length (${bus.config.maxMessageChars})`);
   }
+  return screenSecrets(content, contentFilter(bus.config, "new_content"));
 }
 
 /** Store a message's new version (inside a write), when `editor` may edit it. */

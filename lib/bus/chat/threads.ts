@@ -51,6 +51,7 @@ import { insertNewTopic, MAX_TOPIC_NAME_CHARS } from "../topics.ts";
 import { cleanName, cleanOptionalText, metadataJson, parseMetadata } from "../validate.ts";
 import { authenticate, displayName } from "./agents.ts";
 import { issueSyncContext } from "./tokens.ts";
+import { contentFilter, screenOptional } from "../secrets.ts";
 import { fromIso, iso, type SyncContext } from "./wire.ts";
 
 /** States `thread_set_state` accepts. */
@@ -220,9 +221,14 @@ export function prepareThread(bus: Bus, args: CreateThreadArgs): PreparedThread 
     : null;
   return {
     topic,
-    metadataJson: metadataJson(metadata, "metadata", bus.config.maxMetadataChars),
-    systemPrompt: cleanOptionalText(args.system_prompt, "system_prompt", MAX_PROMPT_CHARS) ??
-      template?.system_prompt ?? null,
+    metadataJson: screenOptional(
+      metadataJson(metadata, "metadata", bus.config.maxMetadataChars),
+      contentFilter(bus.config, "metadata"),
+    ),
+    systemPrompt: screenOptional(
+      cleanOptionalText(args.system_prompt, "system_prompt", MAX_PROMPT_CHARS),
+      contentFilter(bus.config, "system_prompt"),
+    ) ?? template?.system_prompt ?? null,
     templateId: template?.id ?? null,
   };
 }
@@ -714,7 +720,10 @@ export async function templateCreate(bus: Bus, args: {
     id,
     name: cleanName(args.name, "name", MAX_TEMPLATE_ID_CHARS),
     description: cleanOptionalText(args.description, "description", MAX_PROMPT_CHARS),
-    system_prompt: cleanOptionalText(args.system_prompt, "system_prompt", MAX_PROMPT_CHARS),
+    system_prompt: screenOptional(
+      cleanOptionalText(args.system_prompt, "system_prompt", MAX_PROMPT_CHARS),
+      contentFilter(bus.config, "system_prompt"),
+    ),
     default_metadata_json: metadataJson(
       args.default_metadata,
       "default_metadata",
