@@ -85,27 +85,55 @@ export interface AcbTemplate {
   created_at: string;
 }
 
+/** The first 16 bytes of every SQLite database file. */
+const SQLITE_HEADER = "SQLite format 3\u0000";
+
+/** A row the import found wrong, named so a person can find it in the file. */
+export interface RowRef {
+  table: string;
+  /** The row's id as the file holds it, or its rowid when the id itself is unusable. */
+  id: unknown;
+}
+
 /** An open AgentChatBus database. */
 export class AgentChatBusFile {
   readonly #db: DatabaseSync;
   readonly #tables: Set<string>;
 
   /**
-   * Open `path` read-only.
+   * Open `path` read-only: a regular file (never a FIFO, device or
+   * directory, which could block or never end) that starts as a SQLite
+   * database does and has AgentChatBus's threads and messages tables.
    *
-   * @throws {BusError} `INVALID_ARGUMENT` when it is not an AgentChatBus database
+   * @throws {BusError} `INVALID_ARGUMENT` otherwise
    */
   constructor(path: string) {
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(path);
+    } catch (error) {
+      throw new BusError("INVALID_ARGUMENT", `Cannot read ${path}: ${error}`);
+    }
+    if (!info.isFile) {
+      throw new BusError(
+        "INVALID_ARGUMENT",
+        `${path} is not a regular file (a directory, pipe or device); give the path of an ` +
+          "AgentChatBus database file",
+      );
+    }
+    if (!startsAsSqlite(path)) {
+      throw new BusError("INVALID_ARGUMENT", `${path} is not a SQLite database file`);
+    }
     try {
       this.#db = new DatabaseSync(path, { readOnly: true });
+      this.#tables = new Set(
+        (this.#db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
+          name: string;
+        }[]).map((row) => row.name),
+      );
     } catch (error) {
       throw new BusError("INVALID_ARGUMENT", `Cannot open ${path}: ${error}`);
     }
-    this.#tables = new Set(
-      (this.#db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
-        name: string;
-      }[]).map((row) => row.name),
-    );
     if (!this.#tables.has("threads") || !this.#tables.has("messages")) {
       this.#db.close();
       throw new BusError(
@@ -113,6 +141,63 @@ export class AgentChatBusFile {
         `${path} is not an AgentChatBus database (it has no threads and messages tables)`,
       );
     }
+  }
+
+  /**
+   * The first structural fault of the file that no single row shows: an id
+   * used twice (threads, messages, an edit's version), a message whose
+   * thread is missing or that has no seq to order it by. Undefined when
+   * there is none.
+   */
+  structuralFault(): { row: RowRef; problem: string } | undefined {
+    const first = (sql: string) =>
+      this.#db.prepare(`${sql} LIMIT 1`).get() as
+        | { id: unknown; n?: number }
+        | undefined;
+    const twiceThread = first(
+      "SELECT id, COUNT(*) AS n FROM threads GROUP BY id HAVING COUNT(*) > 1",
+    );
+    if (twiceThread) {
+      return { row: { table: "threads", id: twiceThread.id }, problem: "its id is used twice" };
+    }
+    const twiceMessage = first(
+      "SELECT id, COUNT(*) AS n FROM messages GROUP BY id HAVING COUNT(*) > 1",
+    );
+    if (twiceMessage) {
+      return {
+        row: { table: "messages", id: twiceMessage.id },
+        problem: `its id is used by ${twiceMessage.n} messages`,
+      };
+    }
+    const orphan = first(
+      `SELECT id FROM messages WHERE thread_id IS NULL
+         OR thread_id NOT IN (SELECT id FROM threads WHERE id IS NOT NULL)`,
+    );
+    if (orphan) {
+      return {
+        row: { table: "messages", id: orphan.id },
+        problem: "its thread is not in the file",
+      };
+    }
+    const unordered = first(
+      "SELECT id FROM messages WHERE typeof(seq) NOT IN ('integer', 'real')",
+    );
+    if (unordered) {
+      return { row: { table: "messages", id: unordered.id }, problem: "its seq is not a number" };
+    }
+    if (this.#tables.has("message_edits")) {
+      const twiceEdit = first(
+        `SELECT message_id AS id FROM message_edits GROUP BY message_id, version
+         HAVING COUNT(*) > 1`,
+      );
+      if (twiceEdit) {
+        return {
+          row: { table: "message_edits", id: twiceEdit.id },
+          problem: "a version of this message's edits is there twice",
+        };
+      }
+    }
+    return undefined;
   }
 
   /** Every thread, oldest first, with its creator when `thread_settings` names one. */
@@ -130,13 +215,17 @@ export class AgentChatBusFile {
     ).all() as unknown as AcbThread[];
   }
 
-  /** A thread's messages after `afterSeq` in seq order, at most `limit`. */
-  messages(threadId: string, afterSeq: number, limit: number): AcbMessage[] {
+  /**
+   * A thread's messages after `after` (a seq and an id: messages that share
+   * a seq are all read, in id order), at most `limit`.
+   */
+  messages(threadId: string, after: MessageKey, limit: number): AcbMessage[] {
     return this.#db.prepare(
       `SELECT id, thread_id, seq, priority, author, author_id, role, content, metadata,
          reply_to_msg_id, created_at, edited_at, edit_version
-       FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-    ).all(threadId, afterSeq, limit) as unknown as AcbMessage[];
+       FROM messages WHERE thread_id = ? AND (seq > ? OR (seq = ? AND id > ?))
+       ORDER BY seq, id LIMIT ?`,
+    ).all(threadId, after.seq, after.seq, after.id, limit) as unknown as AcbMessage[];
   }
 
   /** The edits of these messages. */
@@ -186,5 +275,28 @@ export class AgentChatBusFile {
 
   close(): void {
     this.#db.close();
+  }
+}
+
+/** Where a page of a thread's messages ends: the last message's seq and id. */
+export interface MessageKey {
+  seq: number;
+  id: string;
+}
+
+/** Whether the file at `path` (a regular file) begins with SQLite's header. */
+function startsAsSqlite(path: string): boolean {
+  const file = Deno.openSync(path, { read: true });
+  try {
+    const head = new Uint8Array(SQLITE_HEADER.length);
+    let read = 0;
+    while (read < head.length) {
+      const n = file.readSync(head.subarray(read));
+      if (n === null) return false;
+      read += n;
+    }
+    return new TextDecoder().decode(head) === SQLITE_HEADER;
+  } finally {
+    file.close();
   }
 }

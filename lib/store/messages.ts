@@ -118,6 +118,18 @@ export function takenMessageIds(store: Store, messageIds: readonly string[]): Se
   return new Set(rows.map((row) => String(row.message_id)));
 }
 
+/** The topic of each of `messageIds` that exists (one query for a page of ids). */
+export function messageTopics(
+  store: Store,
+  messageIds: readonly string[],
+): Map<string, string> {
+  const rows = store.stmt(
+    `SELECT message_id, topic_id FROM messages
+     WHERE message_id IN (SELECT value FROM json_each(?))`,
+  ).all(JSON.stringify(messageIds));
+  return new Map(rows.map((row) => [String(row.message_id), String(row.topic_id)]));
+}
+
 /** True when a message with this id exists in this topic. */
 export function messageInTopic(
   store: Store,

@@ -83,6 +83,20 @@ export function denoCacheDir(): Promise<string> {
   return denoDir;
 }
 
+/** Start the CLI as a subprocess with `args` and environment additions `env`, and leave it running. */
+export async function spawnCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Deno.ChildProcess> {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--allow-all", MAIN, ...args],
+    env: { NO_COLOR: "1", INIT_CWD: "", DENO_DIR: await denoCacheDir(), ...withStore(env) },
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
 /** Run the CLI as a subprocess with `args` and environment additions `env`; `stdin` is fed when given. */
 export async function cliProcess(
   args: string[],

@@ -292,9 +292,8 @@ async function importCommand(ctx: CliContext, file: string, asJson: boolean): Pr
     }`;
   ctx.print.out(
     [
-      `Imported ${path} into ${
-        redactUrl(ctx.config.dbPath)
-      }; every thread's message count matches.`,
+      `Imported ${path} into ${redactUrl(ctx.config.dbPath)}; every message of its ` +
+      `${report.threads.found} thread(s) is in the bus (counted again, thread by thread).`,
       line("threads", report.threads),
       line("messages", report.messages),
       line("agents", report.agents),
