@@ -59,6 +59,8 @@ export interface ApiDeps {
   maxBodyBytes: number;
   /** When the server started (ms since the epoch), for AgentChatBus's metrics. */
   startedAt: number;
+  /** How many event streams are open (`/api/events` and `/events`). */
+  eventStreams: () => number;
 }
 
 /** The name the console posts as unless told otherwise. */
@@ -297,7 +299,7 @@ export function routeSpecs(deps: ApiDeps): RouteSpec[] {
       },
       handle: async ({ query }) => json(withChatbusNames(await search.search(searchArgsOf(query)))),
     }),
-    ...chatbusRoutes(bus, deps.startedAt),
+    ...chatbusRoutes(bus, deps),
     ...chatbusSettingsRoutes(bus),
   ];
   return routes as RouteSpec[];

@@ -117,7 +117,10 @@ const createThreadBody = threadCreateInput.omit({ agent_id: true, token: true })
 const registerBody = agentRegisterInput.partial({ ide: true, model: true });
 
 /** The AgentChatBus routes. */
-export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
+export function chatbusRoutes(
+  bus: Bus,
+  { startedAt, eventStreams }: { startedAt: number; eventStreams: () => number },
+): RouteSpec[] {
   const routes = [
     route({
       method: "GET",
@@ -132,6 +135,13 @@ export function chatbusRoutes(bus: Bus, startedAt: number): RouteSpec[] {
       summary: "Uptime, threads by status, message totals and rates, agents online",
       responses: { "200": { description: "AgentChatBus's metrics" } },
       handle: () => json({ ...health(), ...metrics(bus, startedAt) }),
+    }),
+    route({
+      method: "GET",
+      path: "/api/debug/sse-status",
+      summary: "How many event streams are open (/events and /api/events), as AgentChatBus answers",
+      responses: { "200": { description: "{subscribers}" } },
+      handle: () => json({ subscribers: eventStreams() }),
     }),
     route({
       method: "GET",

@@ -19,7 +19,8 @@
  *
  * A message's frames carry its position as their `id`; there is no replay
  * (AgentChatBus's clients re-fetch after a reconnect). An idle stream gets a
- * keep-alive comment.
+ * keep-alive comment; a client that stops reading is sent `reconnect` and
+ * the stream ends once it is a few MB behind.
  *
  * @module
  */
@@ -62,8 +63,14 @@ export function chatbusEventStream(options: ChatbusEventsOptions): Response {
       clearInterval(keepAlive);
       unsubscribe();
     };
-  });
+  }, FELL_BEHIND);
 }
+
+/** The last frame to a client that fell behind: it reconnects, and re-fetches as after any reconnect. */
+const FELL_BEHIND = frame({
+  type: "reconnect",
+  payload: { reason: "the client fell behind; reconnect and re-fetch" },
+});
 
 function frame(event: ChatbusEvent): string {
   return `data: ${JSON.stringify(event)}\n\n`;

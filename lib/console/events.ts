@@ -48,6 +48,7 @@ import { MAX_TOPIC_LIST } from "../bus/topics.ts";
 import { onEachChange } from "../bus/waiting.ts";
 import { chatEventsSince, latestChatEventPosition } from "../bus/chat/journal.ts";
 import { BusError } from "../errors.ts";
+import { boundedEventBody } from "../sse_body.ts";
 
 /** Most missed messages replayed after a reconnect; beyond that the client gets `reset`. */
 export const MAX_REPLAY = 1000;
@@ -234,51 +235,37 @@ export interface EventStreamOptions {
 
 /** Open an SSE stream of the bus's events. */
 export function eventStream(bus: Bus, options: EventStreamOptions): Response {
-  return sseResponse(options.signal, (send) => follow(bus, options, send));
+  return sseResponse(options.signal, (send) => follow(bus, options, send), FELL_BEHIND);
 }
 
 /**
  * A Server-Sent Events response fed by `open`, which gets a writer and
  * returns the function that stops feeding it: called when the client goes
- * (a write after it left, or the stream cancelled) or `signal` aborts (the
- * server stops; the stream is then ended).
+ * (the stream cancelled), when it falls `MAX_QUEUED_EVENT_BYTES`
+ * (`lib/sse_body.ts`) behind (it is sent `farewell` and the stream ends: it reconnects and
+ * catches up by its last event id, never held in memory), or when `signal`
+ * aborts (the server stops; the stream is then ended).
  */
 export function sseResponse(
   signal: AbortSignal,
   open: (send: (text: string) => void) => () => void,
+  farewell: string,
 ): Response {
-  const encoder = new TextEncoder();
-  let cleanup = (): void => {};
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let stopFeeding = (): void => {};
-      let stopped = false;
-      const end = () => {
-        cleanup();
-        try {
-          controller.close();
-        } catch { /* already closed by the client */ }
-      };
-      cleanup = () => {
-        if (stopped) return;
-        stopped = true;
-        stopFeeding();
-        signal.removeEventListener("abort", end);
-      };
-      stopFeeding = open((text) => {
-        try {
-          controller.enqueue(encoder.encode(text));
-        } catch {
-          cleanup(); // the client has gone
-        }
-      });
-      signal.addEventListener("abort", end, { once: true });
-    },
-    cancel() {
-      cleanup();
+  // (The stream may end while `open` still runs: then it is stopped as soon as it returns.)
+  const feeding: { stop?: () => void; ended: boolean } = { ended: false };
+  const onAbort = () => stream.close();
+  const stream = boundedEventBody({
+    farewell,
+    onEnd: () => {
+      feeding.ended = true;
+      signal.removeEventListener("abort", onAbort);
+      feeding.stop?.();
     },
   });
-  return new Response(body, {
+  feeding.stop = open((text) => void stream.write(text));
+  if (feeding.ended) feeding.stop();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  return new Response(stream.body, {
     headers: {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-store",
@@ -286,6 +273,11 @@ export function sseResponse(
     },
   });
 }
+
+/** The last event of a console stream whose client fell behind: reload, then reconnect. */
+const FELL_BEHIND = `event: reset\ndata: ${
+  JSON.stringify({ reason: "the client fell behind; reconnect with Last-Event-ID" })
+}\n\n`;
 
 /**
  * Feed one stream: subscribe to the hub (buffering), replay what a

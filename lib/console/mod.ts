@@ -67,9 +67,14 @@ function isApi(pathname: string): boolean {
 export function createConsole(options: ConsoleOptions): WebConsole {
   // A body holds one message: its longest text, JSON-escaped, plus the other fields.
   const maxBodyBytes = options.bus.config.maxMessageChars * 6 + (64 << 10);
-  const api = createApi({ ...options, maxBodyBytes, startedAt: Date.now() });
   // One reader of changes for every open event stream of this process.
   const hub = new EventHub(options.bus);
+  const api = createApi({
+    ...options,
+    maxBodyBytes,
+    startedAt: Date.now(),
+    eventStreams: () => hub.subscribers,
+  });
   options.signal.addEventListener("abort", () => hub.close(), { once: true });
   const handle = async (request: Request, url: URL): Promise<Response> => {
     try {

@@ -337,6 +337,7 @@ Deno.test("the API describes itself in OpenAPI and answers unknown routes and me
     "/api/agents/unregister",
     "/api/agents/{id}",
     "/api/agents/{id}/kick",
+    "/api/debug/sse-status",
     "/api/events",
     "/api/messages/{id}",
     "/api/messages/{id}/history",

@@ -37,7 +37,7 @@ import { checkRequest, type GuardPolicy } from "./guard.ts";
 import { type Profile, profile } from "../../mcp/profiles/mod.ts";
 import { type Route, routeOf } from "./routes.ts";
 import { SessionRegistry } from "./sessions.ts";
-import { legacySessionOf, LegacySseTransport } from "./legacy_sse.ts";
+import { legacySessionOf, LegacySseTransport, MAX_LEGACY_BATCH } from "./legacy_sse.ts";
 import { ToolListWatch } from "../local_answers.ts";
 import { answerOneShot, ONE_SHOT_PATHS } from "./one_shot.ts";
 import { isShorthand, readJson, rpcError, startsSession } from "./wire.ts";
@@ -224,7 +224,13 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     }
     const body = await readJson(request, options.maxBodyBytes);
     if ("status" in body) return rpcError(body.status, body.code, body.message);
-    entry.transport.deliver(body.value);
+    if (!entry.transport.deliver(body.value)) {
+      return rpcError(
+        400,
+        -32600,
+        `Invalid Request: a batch of more than ${MAX_LEGACY_BATCH} messages; send fewer at a time`,
+      );
+    }
     return new Response("Accepted", { status: 202 });
   };
 

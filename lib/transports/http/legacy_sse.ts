@@ -5,14 +5,21 @@
  * event, and every answer comes back on the stream as a `message` event
  * (the POST itself is answered 202). Clients configured for that transport
  * keep working against agent-bus; new ones should use Streamable HTTP at
- * `/mcp`.
+ * `/mcp`. A POST carries at most {@linkcode MAX_LEGACY_BATCH} messages, and a
+ * client that stops reading its stream loses its session once a few MB of
+ * answers wait for it (`lib/sse_body.ts`).
  *
  * @module
  */
 
 import type { JSONRPCMessage, Transport } from "../../mcp/_sdk.ts";
+import { type BoundedEventBody, boundedEventBody } from "../../sse_body.ts";
 
-const encoder = new TextEncoder();
+/**
+ * Most JSON-RPC messages one POST may carry. The protocol allows batches;
+ * a batch of thousands would be thousands of answers queued at once.
+ */
+export const MAX_LEGACY_BATCH = 32;
 
 /** The server side of one HTTP+SSE session. */
 export class LegacySseTransport implements Transport {
@@ -22,7 +29,7 @@ export class LegacySseTransport implements Transport {
   readonly sessionId: string = crypto.randomUUID();
   /** The event stream to answer `GET /sse` with. */
   readonly response: Response;
-  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  readonly #stream: BoundedEventBody;
   #keepAlive: ReturnType<typeof setInterval> | undefined;
   #closed = false;
 
@@ -31,16 +38,15 @@ export class LegacySseTransport implements Transport {
    * @param keepAliveMs how often an idle stream gets a comment
    */
   constructor(messagesPath: string, keepAliveMs: number) {
-    const stream = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.#controller = controller;
-      },
-      cancel: () => void this.close(),
+    // A client that stops reading its answers ends its session, not this server's memory.
+    this.#stream = boundedEventBody({
+      farewell: ": the client fell behind its answers; the session is closed\n\n",
+      onEnd: () => void this.close(),
     });
-    this.#write(`event: endpoint\ndata: ${messagesPath}?sessionId=${this.sessionId}\n\n`);
-    this.#keepAlive = setInterval(() => this.#write(": keep-alive\n\n"), keepAliveMs);
+    this.#stream.write(`event: endpoint\ndata: ${messagesPath}?sessionId=${this.sessionId}\n\n`);
+    this.#keepAlive = setInterval(() => this.#stream.write(": keep-alive\n\n"), keepAliveMs);
     Deno.unrefTimer(this.#keepAlive);
-    this.response = new Response(stream, {
+    this.response = new Response(this.#stream.body, {
       headers: {
         "content-type": "text/event-stream",
         "cache-control": "no-cache, no-store",
@@ -54,35 +60,29 @@ export class LegacySseTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    this.#write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    this.#stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     return Promise.resolve();
   }
 
-  /** A message the client POSTed (a batch arrives as its messages). */
-  deliver(body: unknown): void {
-    for (const message of Array.isArray(body) ? body : [body]) {
-      this.onmessage?.(message as JSONRPCMessage);
-    }
+  /**
+   * Messages the client POSTed (a batch arrives as its messages).
+   *
+   * @returns false for a batch of more than {@linkcode MAX_LEGACY_BATCH} (nothing is delivered)
+   */
+  deliver(body: unknown): boolean {
+    const messages = Array.isArray(body) ? body : [body];
+    if (messages.length > MAX_LEGACY_BATCH) return false;
+    for (const message of messages) this.onmessage?.(message as JSONRPCMessage);
+    return true;
   }
 
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;
     clearInterval(this.#keepAlive);
-    try {
-      this.#controller.close();
-    } catch { /* the client went away first */ }
+    this.#stream.close();
     this.onclose?.();
     return Promise.resolve();
-  }
-
-  #write(text: string): void {
-    if (this.#closed) return;
-    try {
-      this.#controller.enqueue(encoder.encode(text));
-    } catch {
-      void this.close(); // (the stream was cancelled)
-    }
   }
 }
 

@@ -1,0 +1,160 @@
+/**
+ * Readers that stop reading and batches that ask too much, against a real
+ * `agent-bus http` process whose memory is read from `/proc`: event streams
+ * (`/events`, `/api/events`, the legacy `/sse`) whose clients never read
+ * hold a bounded amount each and are ended, a client that keeps reading
+ * still gets everything, and a JSON-RPC batch of 20,000 requests on the
+ * legacy transport is refused at once while `/health` keeps answering.
+ */
+
+import assert from "node:assert/strict";
+import { type HttpServer, startHttpServer } from "../_helpers/http.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+import { until } from "../_helpers/peer.ts";
+
+/** The server's resident memory, in MB. */
+async function rssMB(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/** A connection that asks for `path` and never reads what comes back. */
+async function stuckReader(server: HttpServer, path: string): Promise<Deno.TcpConn> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  await conn.write(
+    new TextEncoder().encode(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`),
+  );
+  return conn;
+}
+
+async function json(response: Response) {
+  return { status: response.status, body: await response.json() };
+}
+
+async function subscribers(server: HttpServer): Promise<number> {
+  return (await json(await fetch(`${server.url}/api/debug/sse-status`))).body.subscribers;
+}
+
+Deno.test("event streams whose clients never read hold a bounded amount each and end; a reader gets everything", async () => {
+  await using tmp = await tmpDir();
+  await using server = await startHttpServer({ dbPath: `${tmp.path}/bus.sqlite` });
+  const topic = await json(
+    await fetch(`${server.url}/api/topics`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "flood" }),
+    }),
+  );
+  const topicId = topic.body.topic.topic_id as string;
+  // A reader that keeps up counts every message.
+  const reader = await fetch(`${server.url}/api/events?topic_id=${topicId}`);
+  const frames = reader.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = 0;
+  let buffered = "";
+  const counting = (async () => {
+    for (;;) {
+      const { value, done } = await frames.read();
+      if (done) return;
+      buffered += value;
+      const events = buffered.split("\n\n");
+      buffered = events.pop()!;
+      seen += events.filter((e) => e.includes("event: message")).length;
+    }
+  })();
+  const stuck: Deno.TcpConn[] = [];
+  for (let i = 0; i < 4; i++) stuck.push(await stuckReader(server, "/events"));
+  for (let i = 0; i < 4; i++) {
+    stuck.push(await stuckReader(server, `/api/events?topic_id=${topicId}`));
+  }
+  await until(async () => await subscribers(server) === 9, { what: "nine open streams" });
+  const before = await rssMB(server.pid);
+
+  // 30 MB of posts: every stuck stream would hold all of it if nothing bounded it.
+  const body = "x".repeat(60_000);
+  const posts = 500;
+  for (let i = 0; i < posts; i++) {
+    const posted = await fetch(`${server.url}/api/topics/${topicId}/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ content_markdown: `${i} ${body}` }),
+    });
+    assert.equal(posted.status, 201);
+    await posted.body?.cancel();
+  }
+  await until(() => seen === posts, { timeoutMs: 60_000, what: `the reader's ${posts} messages` });
+  const grown = (await rssMB(server.pid)) - before;
+  // Eight stuck streams hold at most 4 MiB each (and the kernel holds some more).
+  assert.ok(grown < 120, `the server grew by ${grown.toFixed(0)} MB for 8 stuck streams`);
+  // They were told and ended: only the reader's stream is still open.
+  await until(async () => await subscribers(server) === 1, { what: "the stuck streams ended" });
+  for (const conn of stuck) conn.close();
+  await frames.cancel();
+  await counting;
+  await until(async () => await subscribers(server) === 0, { what: "every stream closed" });
+});
+
+Deno.test("the legacy /sse transport refuses a batch of 20,000 requests at once and ends a session that stops reading", async () => {
+  await using tmp = await tmpDir();
+  await using server = await startHttpServer({ dbPath: `${tmp.path}/bus.sqlite` });
+  // Open a session, read its endpoint, then read no more.
+  const conn = await stuckReader(server, "/sse");
+  const first = new Uint8Array(4096);
+  let head = "";
+  while (!/data: (\/messages\?sessionId=\S+)/.test(head)) {
+    const n = await conn.read(first);
+    assert.ok(n !== null, "the stream ended early");
+    head += new TextDecoder().decode(first.subarray(0, n));
+  }
+  const endpoint = /data: (\/messages\?sessionId=\S+)/.exec(head)![1]!;
+  const post = (messages: unknown) =>
+    fetch(`${server.url}${endpoint}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(messages),
+    });
+  const initialize = await post({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: "2024-11-05",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" },
+    },
+  });
+  assert.equal(initialize.status, 202);
+  await initialize.body?.cancel();
+  const before = await rssMB(server.pid);
+
+  const huge = Array.from(
+    { length: 20_000 },
+    (_, id) => ({ jsonrpc: "2.0", id: id + 1, method: "tools/list" }),
+  );
+  const health = fetch(`${server.url}/health`);
+  const refused = await post(huge);
+  assert.equal(refused.status, 400);
+  assert.match((await refused.json()).error.message, /batch of more than 32 messages/);
+  assert.equal((await health).status, 200);
+
+  // Batches it takes, while the client reads nothing: the session ends before memory grows.
+  let status = 202;
+  let batches = 0;
+  while (status === 202) {
+    assert.ok(batches < 2000, "the session never ended");
+    const batch = Array.from(
+      { length: 32 },
+      (_, id) => ({ jsonrpc: "2.0", id: id + 1, method: "tools/list" }),
+    );
+    const response = await post(batch);
+    status = response.status;
+    await response.body?.cancel();
+    batches++;
+  }
+  assert.equal(status, 404, "the session is gone");
+  const grown = (await rssMB(server.pid)) - before;
+  assert.ok(grown < 64, `the server grew by ${grown.toFixed(0)} MB`);
+  const healthy = await fetch(`${server.url}/health`);
+  assert.equal(healthy.status, 200);
+  await healthy.body?.cancel();
+  conn.close();
+});
