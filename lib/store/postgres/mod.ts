@@ -741,12 +741,15 @@ class PgStatement implements Statement {
   readonly #sql: string;
   readonly #scope: StatementScope;
   readonly #hideRowid: boolean;
+  /** Whether a parameter is a JSON list (`json_each(?)` in SQLite's words). */
+  readonly #jsonLists: boolean;
 
   constructor(store: PostgresStore, sql: string) {
     this.#store = store;
     this.#sql = sql;
     this.#scope = statementScope(sql);
     this.#hideRowid = !/\browid AS rowid\b/i.test(sql);
+    this.#jsonLists = sql.includes("json_array_elements_text");
   }
 
   /**
@@ -755,7 +758,7 @@ class PgStatement implements Statement {
    * it now.
    */
   run(...params: SqlValue[]): { changes: number } {
-    const entry = this.#store.defer(this.#sql, params, this.#scope);
+    const entry = this.#store.defer(this.#sql, this.#storable(params), this.#scope);
     const store = this.#store;
     return {
       get changes(): number {
@@ -777,7 +780,35 @@ class PgStatement implements Statement {
 
   /** Queue the statement with `params` (see {@linkcode PostgresStore.gather}). */
   queue(params: SqlValue[]): Queued {
-    return this.#store.defer(this.#sql, params, this.#scope);
+    return this.#store.defer(this.#sql, this.#storable(params), this.#scope);
+  }
+
+  /**
+   * `params` as PostgreSQL takes them. Its text cannot hold NUL (U+0000),
+   * which SQLite stores and any input may carry: a write of such text is
+   * refused as a bad argument (nothing is stored); in a read, where it could
+   * match nothing stored, it stands as U+FFFF (a noncharacter), so a lookup
+   * of an id with a NUL in it finds nothing, as on SQLite, instead of
+   * failing the statement. JSON lists of ids carry it escaped: the same there.
+   */
+  #storable(params: SqlValue[]): SqlValue[] {
+    const escaped = this.#jsonLists ? "\\u0000" : "\0";
+    if (!params.some((p) => typeof p === "string" && (p.includes("\0") || p.includes(escaped)))) {
+      return params;
+    }
+    if (this.#scope !== "read") {
+      if (params.some((p) => typeof p === "string" && p.includes("\0"))) {
+        throw new BusError(
+          "INVALID_ARGUMENT",
+          "The text holds a NUL character (U+0000), which a bus on PostgreSQL cannot store; " +
+            "nothing was stored. Leave it out",
+        );
+      }
+      return params;
+    }
+    return params.map((p) =>
+      typeof p === "string" ? p.replaceAll("\0", "\uffff").replaceAll(escaped, "\\uffff") : p
+    );
   }
 
   /** The rows of a queued run of this statement, once sent. */
