@@ -48,15 +48,37 @@ export function isPostgresUrl(location: string): boolean {
 export function openStore(location: string, options: StoreOptions): Store {
   const scheme = urlScheme(location);
   if (scheme === undefined) return openSqliteStore(location, options);
-  if (isPostgresUrl(location)) return openPostgresStore(location, options);
   const label = redactUrl(location);
-  const reason = new BusError(
-    "DB_UNAVAILABLE",
-    `AGENT_BUS_DB is a ${scheme}:// URL (${label}); agent-bus stores a bus in a SQLite file ` +
-      `(a path) or in PostgreSQL (postgres://user@host:port/database)`,
-  );
+  const problem = isPostgresUrl(location)
+    ? postgresUrlProblem(location)
+    : `AGENT_BUS_DB is a ${scheme}:// URL (${label}); agent-bus stores a bus in a SQLite file ` +
+      `(a path) or in PostgreSQL (postgres://user@host:port/database)`;
+  if (problem === undefined) return openPostgresStore(location, options);
+  // (Nothing to retry: every call fails at once with the reason.)
+  const reason = new BusError("DB_UNAVAILABLE", problem);
   options.log.error(reason.message);
   return SqliteStore.unusable(label, options, reason);
+}
+
+/**
+ * Why a `postgres://` URL cannot name a database (it does not parse), or
+ * undefined when it can. A malformed URL never
+ * becomes reachable: it is reported once, not retried.
+ */
+function postgresUrlProblem(location: string): string | undefined {
+  const label = redactUrl(location);
+  try {
+    // (As the client reads it: its parts are %-decoded.)
+    const url = new URL(location);
+    for (const part of [url.username, url.password, url.hostname, url.pathname]) {
+      decodeURIComponent(part);
+    }
+    return undefined;
+  } catch {
+    return `AGENT_BUS_DB is not a valid PostgreSQL URL (${label}): write it as ` +
+      "postgres://user:password@host:port/database, %-encoding any of @ : / ? # % in its parts " +
+      "(an IPv6 host in brackets: [::1])";
+  }
 }
 
 /**

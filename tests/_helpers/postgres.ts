@@ -52,6 +52,8 @@ export async function startPostgres(
      * these addresses only and trusting `10.0.0.0/8`; `url` then uses the first.
      */
     netns?: { exec: string[]; listen: string[] };
+    /** Listen on these addresses (default 127.0.0.1); `url` names the first, an IPv6 one in brackets. */
+    listen?: string[];
   } = {},
 ): Promise<Postgres> {
   const bin = await postgresBin();
@@ -78,7 +80,7 @@ export async function startPostgres(
   };
   await run("initdb", ["-D", data, "-U", "bus", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   const port = freePort();
-  const listen = options.netns?.listen ?? ["127.0.0.1"];
+  const listen = options.netns?.listen ?? options.listen ?? ["127.0.0.1"];
   if (options.netns) {
     await Deno.writeTextFile(`${data}/pg_hba.conf`, "host all all 10.0.0.0/8 trust\n", {
       append: true,
@@ -94,7 +96,7 @@ export async function startPostgres(
   await run("createdb", ["-h", dir.path, "-p", String(port), "-U", "bus", "bus"]);
   let running = true;
   return {
-    url: `postgres://bus@${listen[0]}:${port}/bus`,
+    url: `postgres://bus@${listen[0]!.includes(":") ? `[${listen[0]}]` : listen[0]}:${port}/bus`,
     port,
     logFile: `${dir.path}/server.log`,
     async stop(mode) {

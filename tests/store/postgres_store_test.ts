@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { cli } from "../_helpers/cli.ts";
+import { cli, cliProcess } from "../_helpers/cli.ts";
 import { connectHttp, startHttpServer } from "../_helpers/http.ts";
 import { readTopic, startPeer, textOf, until } from "../_helpers/peer.ts";
 import { postgresBin, startPostgres } from "../_helpers/postgres.ts";
@@ -293,4 +293,36 @@ Deno.test({
   } finally {
     await Promise.all(peers.map((peer) => peer.close()));
   }
+});
+
+Deno.test({
+  name: named("a malformed PostgreSQL URL is a clear error and a non-zero exit, at once"),
+  ignore,
+}, async () => {
+  for (
+    const url of [
+      "postgres://bus:secret@[::1:bad/bus",
+      "postgres://bus:50%zz@127.0.0.1/bus",
+    ]
+  ) {
+    const started = performance.now();
+    const result = await cliProcess(["topics", "list"], { AGENT_BUS_DB: url });
+    const took = performance.now() - started;
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /DB_UNAVAILABLE: AGENT_BUS_DB is not a valid PostgreSQL URL/);
+    assert.doesNotMatch(result.stderr, /secret/);
+    // (No connection is tried: the time is the process's own start-up.)
+    assert.ok(took < 20_000, `took ${took.toFixed(0)} ms`);
+  }
+});
+
+Deno.test({
+  name: named("a PostgreSQL URL with an IPv6 host in brackets connects"),
+  ignore,
+}, async () => {
+  await using pg = await startPostgres({ listen: ["::1"] });
+  assert.match(pg.url, /@\[::1\]:\d+\//);
+  await using peer = await startPeer({ dbPath: pg.url });
+  const created = await peer.ok("topic_create", { name: "over IPv6" });
+  assert.equal(typeof created.topic_id, "string");
 });

@@ -123,6 +123,21 @@ self.onmessage = (event: MessageEvent<WorkerInit>) => {
   });
 };
 
+/**
+ * An IPv6 host (`postgres://…@[::1]:5432/…`) named as the client takes it:
+ * its URL parser splits hosts at every `:`, so the host and port are given
+ * apart, as lists.
+ */
+function ipv6Host(url: string): { host?: string; port?: number } {
+  const { hostname, port } = new URL(url);
+  if (!hostname.startsWith("[")) return {};
+  // (The client takes lists at run time; its types name only single values.)
+  return {
+    host: [hostname.slice(1, -1)] as unknown as string,
+    port: [Number(port || 5432)] as unknown as number,
+  };
+}
+
 async function serve(init: WorkerInit): Promise<void> {
   const options = {
     max: 1,
@@ -133,6 +148,7 @@ async function serve(init: WorkerInit): Promise<void> {
     onnotice: () => {},
     connection: { application_name: "agent-bus", ...init.session },
     ...(init.password === undefined ? {} : { password: init.password }),
+    ...ipv6Host(init.url),
     types: {
       // Integers, counts and sums as numbers, booleans as 0/1: rows look like SQLite's.
       int8: { to: 20, from: [20, 1700], serialize: String, parse: Number },
