@@ -204,7 +204,24 @@ function tooLarge(maxBytes: number): BusError {
   return new BusError("PAYLOAD_TOO_LARGE", `The body is larger than ${maxBytes} bytes`);
 }
 
-/** A request's body, or undefined once it grows past `maxBytes` (counted as it streams). */
+/**
+ * A body that could not be read: the client went away before sending all
+ * of it. A bad request, not a fault of the server: answered 400 (to nobody)
+ * and not logged.
+ */
+export function bodyUnreadable(cause: unknown): BusError {
+  return new BusError(
+    "INVALID_ARGUMENT",
+    "The request body could not be read: the client went away before sending all of it",
+    { cause },
+  );
+}
+
+/**
+ * A request's body, or undefined once it grows past `maxBytes` (counted as it streams).
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` when the client goes before the body ends
+ */
 export async function readCappedBody(
   request: Request,
   maxBytes: number,
@@ -214,7 +231,9 @@ export async function readCappedBody(
   if (request.body) {
     const reader = request.body.getReader();
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await reader.read().catch((error) => {
+        throw bodyUnreadable(error);
+      });
       if (done) break;
       size += value.length;
       if (size > maxBytes) {

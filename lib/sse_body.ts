@@ -29,6 +29,11 @@ export interface BoundedEventBody {
   write(text: string): boolean;
   /** End the stream (what is queued is still delivered). */
   close(): void;
+  /**
+   * End the stream now, dropping what is queued (the server stops: a client
+   * that never reads must not hold its shutdown).
+   */
+  abort(): void;
   /** Bytes queued and not yet taken by the client. */
   readonly queuedBytes: number;
 }
@@ -50,15 +55,14 @@ export function boundedEventBody(options: BoundedEventOptions): BoundedEventBody
   const max = options.maxQueuedBytes ?? MAX_QUEUED_EVENT_BYTES;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;
-  const end = (reason: "closed" | "cancelled" | "behind") => {
+  const end = (reason: "closed" | "cancelled" | "behind" | "aborted") => {
     if (ended) return;
     ended = true;
-    if (reason !== "cancelled") {
-      try {
-        controller.close();
-      } catch { /* already closed by the client */ }
-    }
-    options.onEnd(reason);
+    try {
+      if (reason === "aborted") controller.error(new Error("The server is stopping"));
+      else if (reason !== "cancelled") controller.close();
+    } catch { /* already closed by the client */ }
+    options.onEnd(reason === "aborted" ? "closed" : reason);
   };
   const body = new ReadableStream<Uint8Array>(
     {
@@ -96,6 +100,9 @@ export function boundedEventBody(options: BoundedEventOptions): BoundedEventBody
     },
     close() {
       end("closed");
+    },
+    abort() {
+      end("aborted");
     },
     get queuedBytes() {
       return ended ? 0 : queued();

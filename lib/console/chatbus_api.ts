@@ -139,7 +139,8 @@ export function chatbusRoutes(
     route({
       method: "GET",
       path: "/api/debug/sse-status",
-      summary: "How many event streams are open (/events and /api/events), as AgentChatBus answers",
+      summary: "How many event streams are open (/events and /api/events), as AgentChatBus " +
+        "answers (on a node on PostgreSQL, those of the session worker that answers)",
       responses: { "200": { description: "{subscribers}" } },
       handle: () => json({ subscribers: eventStreams() }),
     }),

@@ -244,7 +244,7 @@ export function eventStream(bus: Bus, options: EventStreamOptions): Response {
  * (the stream cancelled), when it falls `MAX_QUEUED_EVENT_BYTES`
  * (`lib/sse_body.ts`) behind (it is sent `farewell` and the stream ends: it reconnects and
  * catches up by its last event id, never held in memory), or when `signal`
- * aborts (the server stops; the stream is then ended).
+ * aborts (the server stops; the stream is then ended, and what it held dropped).
  */
 export function sseResponse(
   signal: AbortSignal,
@@ -253,7 +253,7 @@ export function sseResponse(
 ): Response {
   // (The stream may end while `open` still runs: then it is stopped as soon as it returns.)
   const feeding: { stop?: () => void; ended: boolean } = { ended: false };
-  const onAbort = () => stream.close();
+  const onAbort = () => stream.abort();
   const stream = boundedEventBody({
     farewell,
     onEnd: () => {

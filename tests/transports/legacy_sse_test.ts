@@ -13,6 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { startHttpServer } from "../_helpers/http.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
+import { until } from "../_helpers/peer.ts";
 
 Deno.test("an HTTP+SSE client (the 2024-11-05 transport) works at /sse, with /mcp's tools", async () => {
   await using dir = await tmpDir();
@@ -129,4 +130,59 @@ Deno.test("AgentChatBus's one-shot endpoint POST /mcp/messages answers {result} 
   });
   assert.equal(refused.status, 403);
   await refused.body?.cancel();
+});
+
+Deno.test("a msg_wait over POST /mcp/messages ends when its client leaves; an aborted body logs nothing", async () => {
+  await using dir = await tmpDir();
+  await using server = await startHttpServer({
+    dbPath: `${dir.path}/bus.sqlite`,
+    args: ["--mcp-profile", "chatbus"],
+  });
+  const call = (name: string, args: Record<string, unknown>, signal?: AbortSignal) =>
+    fetch(`${server.url}/mcp/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: 1, method: "tools/call", params: { name, arguments: args } }),
+      signal,
+    });
+  const connected = await (await call("bus_connect", {
+    thread_name: "left",
+    ide: "Script",
+    model: "m",
+  })).json();
+  const joined = JSON.parse(connected.result.content[0].text);
+  const threadId = joined.thread.thread_id as string;
+  const waiting = async () => {
+    const listed = await (await fetch(`${server.url}/api/threads`)).json();
+    const thread = listed.threads.find((t: { id: string }) => t.id === threadId);
+    return (thread.waiting_agents as unknown[]).length;
+  };
+  // A wait of ten minutes, and its client goes once the agent shows as waiting.
+  const client = new AbortController();
+  const wait = call("msg_wait", {
+    thread_id: threadId,
+    after_seq: joined.current_seq,
+    timeout_ms: 600_000,
+    agent_id: joined.agent.agent_id,
+    token: joined.agent.token,
+  }, client.signal).catch(() => undefined);
+  await until(async () => await waiting() === 1, { what: "the agent waiting" });
+  client.abort();
+  await wait;
+  await until(async () => await waiting() === 0, { what: "the wait to end with its client" });
+
+  // Bodies cut short by their clients: answered to nobody, with no stack in the log.
+  for (const path of ["/mcp/messages", "/mcp", "/api/topics", "/chatbus/mcp"]) {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+    await conn.write(new TextEncoder().encode(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a":`,
+    ));
+    conn.close();
+  }
+  // (A request after them is answered: they were handled, and nothing was logged for them.)
+  const health = await fetch(`${server.url}/health`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+  assert.doesNotMatch(server.stderr(), /BadResource|^\s+at /m);
 });

@@ -114,7 +114,11 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       }
       const body = await readJson(request, options.maxBodyBytes);
       if ("status" in body) return rpcError(body.status, body.code, body.message);
-      return await answerOneShot(atMcp, options.deps, body.value, endpointOf(request));
+      return await answerOneShot(atMcp, options.deps, {
+        body: body.value,
+        endpoint: endpointOf(request),
+        signal: request.signal,
+      });
     }
     const route = routeOf(url.pathname, atMcp);
     if (route === undefined) {

@@ -80,7 +80,7 @@ export class LegacySseTransport implements Transport {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;
     clearInterval(this.#keepAlive);
-    this.#stream.close();
+    this.#stream.abort(); // (a farewell, when one is due, is already queued and closed)
     this.onclose?.();
     return Promise.resolve();
   }

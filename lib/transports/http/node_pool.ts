@@ -20,7 +20,7 @@
 
 import type { ConfigWarning, ResolvedConfig } from "../../config.ts";
 import { BusError, type ErrorCode } from "../../errors.ts";
-import { errorResponse } from "../../http_respond.ts";
+import { bodyUnreadable, errorResponse } from "../../http_respond.ts";
 import type { Logger } from "../../log.ts";
 import type { Profile } from "../../mcp/profiles/mod.ts";
 import { localAnswer } from "../local_answers.ts";
@@ -53,6 +53,8 @@ export type ToNodeWorker =
     body: Body;
   }
   | { kind: "touch"; sessionId: string }
+  /** The client of request `id` went away: what it started may stop. */
+  | { kind: "abort"; id: number }
   | { kind: "stop" };
 
 /** What a worker tells the front. */
@@ -132,25 +134,31 @@ class SessionWorker {
    */
   #relay(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
     const reader = body.getReader();
-    let end = (): void => {};
+    // A stream the worker ended is passed on whole; one cut short (the worker stopped, or its
+    // stream failed) drops what waits, so a client that does not read cannot hold the
+    // server's shutdown.
+    let end = (_dropped: boolean): void => {};
+    const stop = () => end(true);
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
-        end = () => {
-          this.#flowing.delete(end);
+        end = (dropped) => {
+          this.#flowing.delete(stop);
           try {
-            controller.close();
+            if (dropped) controller.error(new Error("The session worker stopped"));
+            else controller.close();
           } catch { /* already closed */ }
           void reader.cancel().catch(() => {});
         };
-        this.#flowing.add(end);
+        this.#flowing.add(stop);
       },
       pull: async (controller) => {
-        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-        if (done) end();
-        else controller.enqueue(value);
+        const read = await reader.read().catch(() => undefined);
+        if (read === undefined) end(true);
+        else if (read.done) end(false);
+        else controller.enqueue(read.value);
       },
       cancel: (reason) => {
-        this.#flowing.delete(end);
+        this.#flowing.delete(stop);
         return reader.cancel(reason).catch(() => {});
       },
     });
@@ -254,7 +262,12 @@ export class NodePool implements Serving {
     ) {
       return await this.#forward(session.worker, request, request.body);
     }
-    const bytes = new Uint8Array(await request.arrayBuffer());
+    let bytes: Uint8Array<ArrayBuffer>;
+    try {
+      bytes = new Uint8Array(await request.arrayBuffer());
+    } catch (error) {
+      return errorResponse(bodyUnreadable(error)); // (the client went away mid-body)
+    }
     const answer = localAnswer(parseJson(bytes), this.#tools.get(session.route));
     if (answer === undefined) return await this.#forward(session.worker, request, bytes);
     session.worker.post({ kind: "touch", sessionId });
@@ -285,6 +298,9 @@ export class NodePool implements Serving {
     const id = this.#nextId++;
     const { promise, resolve } = Promise.withResolvers<Response>();
     worker.pending.set(id, resolve);
+    request.signal.addEventListener("abort", () => worker.post({ kind: "abort", id }), {
+      once: true,
+    });
     const transfer = body instanceof ReadableStream ? [body] : body ? [body.buffer] : [];
     worker.post({
       kind: "request",

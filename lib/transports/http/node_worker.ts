@@ -25,6 +25,7 @@ let node: Node | undefined;
 self.onmessage = async (event: MessageEvent<ToNodeWorker>) => {
   const data = event.data;
   if (data.kind === "request") await serve(data);
+  else if (data.kind === "abort") clients.get(data.id)?.abort();
   else if (data.kind === "touch") node?.handler.touch(data.sessionId);
   else if (data.kind === "start") start(data.options);
   else if (data.kind === "stop") {
@@ -55,7 +56,12 @@ function start(options: Extract<ToNodeWorker, { kind: "start" }>["options"]): vo
   }
 }
 
+/** The requests being answered, by id: aborted when their client goes (the front says so). */
+const clients = new Map<number, AbortController>();
+
 async function serve(request: Extract<ToNodeWorker, { kind: "request" }>): Promise<void> {
+  const client = new AbortController();
+  clients.set(request.id, client);
   let response: Response;
   try {
     response = await node!.handler.handle(
@@ -63,10 +69,13 @@ async function serve(request: Extract<ToNodeWorker, { kind: "request" }>): Promi
         method: request.method,
         headers: request.headers,
         body: request.body,
+        signal: client.signal,
       }),
     );
   } catch (error) {
     response = errorResponse(error);
+  } finally {
+    clients.delete(request.id);
   }
   const body = response.body;
   post({

@@ -20,15 +20,16 @@ export const ONE_SHOT_PATHS: ReadonlySet<string> = new Set(["/mcp/messages", "/m
 /**
  * Answer one request of `/mcp/messages` with `profile`'s server.
  *
- * @param body the request's parsed JSON body
- * @param endpoint where the client reached us (for tools that say so)
+ * @param request what the client sent: its parsed JSON `body`, where it reached us (for tools
+ *   that say so), and the `signal` that aborts when it goes away (a `msg_wait` then ends, and
+ *   its agent stops showing as waiting, instead of running on to its timeout)
  */
 export async function answerOneShot(
   profile: Profile,
   deps: ServerDeps,
-  body: unknown,
-  endpoint: string,
+  request: { body: unknown; endpoint: string; signal: AbortSignal },
 ): Promise<Response> {
+  const { body, endpoint } = request;
   const call = body as { id?: unknown; method?: unknown; params?: unknown } | null;
   if (typeof call !== "object" || call === null || typeof call.method !== "string") {
     return Response.json({ error: "INVALID_REQUEST", detail: "method is required" }, {
@@ -48,19 +49,31 @@ export async function answerOneShot(
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
+  // When the client goes, the server is closed, which aborts the call it runs; the call then
+  // has no answer to wait for, so none is waited for.
+  const { promise: gone, resolve: leave } = Promise.withResolvers<undefined>();
+  const clientLeft = () => {
+    leave(undefined);
+    void created.close();
+  };
+  request.signal.addEventListener("abort", clientLeft, { once: true });
   try {
     await created.server.connect(transport);
-    const response = await transport.handleRequest(
-      new Request("http://one-shot/mcp", {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-        },
-        body: JSON.stringify(message),
-      }),
-      { parsedBody: message },
-    );
+    const response = await Promise.race([
+      gone,
+      transport.handleRequest(
+        new Request("http://one-shot/mcp", {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          },
+          body: JSON.stringify(message),
+        }),
+        { parsedBody: message },
+      ),
+    ]);
+    if (response === undefined) return new Response(null, { status: 499 }); // (read by nobody)
     if (notification) {
       await response.body?.cancel();
       return new Response(null, { status: 204 });
@@ -79,6 +92,7 @@ export async function answerOneShot(
     }
     return Response.json({ result: answer.result });
   } finally {
+    request.signal.removeEventListener("abort", clientLeft);
     await created.close();
   }
 }

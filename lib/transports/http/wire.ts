@@ -9,7 +9,7 @@
  */
 
 import { isInitializeRequest } from "../../mcp/_sdk.ts";
-import { readCappedBody } from "../../http_respond.ts";
+import { bodyUnreadable, readCappedBody } from "../../http_respond.ts";
 
 /** A parsed body, or the refusal to answer with. */
 export type Body = { value: unknown } | { status: 400 | 413; code: number; message: string };
@@ -25,9 +25,15 @@ export async function readJson(request: Request, maxBytes: number): Promise<Body
   if (length !== null && Number(length) > maxBytes) return tooLarge;
   // A declared length is enforced by the HTTP layer, so the body can be taken whole;
   // a chunked body is counted as it streams.
-  const bytes = length !== null
-    ? new Uint8Array(await request.arrayBuffer())
-    : await readCappedBody(request, maxBytes);
+  let bytes: Uint8Array | undefined;
+  try {
+    bytes = length !== null
+      ? new Uint8Array(await request.arrayBuffer())
+      : await readCappedBody(request, maxBytes);
+  } catch (error) {
+    // The client went away mid-body: a bad request that nobody will read, not a server fault.
+    return { status: 400, code: -32700, message: bodyUnreadable(error).message };
+  }
   if (bytes === undefined) return tooLarge;
   try {
     return { value: JSON.parse(new TextDecoder().decode(bytes)) };
