@@ -8,6 +8,7 @@
 
 import { DatabaseSync } from "node:sqlite";
 import { type MigrationState, migrationState } from "./migrate.ts";
+import { databaseFiles } from "./sqlite.ts";
 
 /** What doctor learns from the file. */
 export interface DatabaseFacts {
@@ -21,6 +22,12 @@ export interface DatabaseFacts {
   quickCheck?: string;
   /** Why the file could not be read. */
   error?: string;
+  /**
+   * The database's files that other users may read (their mode as octal),
+   * and its directory when it is agent-bus's own (`.agent_bus`) and others
+   * may enter it; where modes mean something.
+   */
+  exposed: { path: string; mode: string }[];
 }
 
 function size(path: string): number {
@@ -33,7 +40,12 @@ function size(path: string): number {
 
 /** Look at the database file without changing it. */
 export function inspectDatabaseFile(path: string, options: { deep: boolean }): DatabaseFacts {
-  const facts: DatabaseFacts = { exists: false, bytes: size(path), walBytes: size(`${path}-wal`) };
+  const facts: DatabaseFacts = {
+    exists: false,
+    bytes: size(path),
+    walBytes: size(`${path}-wal`),
+    exposed: exposedFiles(path),
+  };
   try {
     Deno.statSync(path);
     facts.exists = true;
@@ -56,6 +68,23 @@ export function inspectDatabaseFile(path: string, options: { deep: boolean }): D
     db?.close();
   }
   return facts;
+}
+
+/** The database's files (and agent-bus's own directory) that users other than their owner may read. */
+function exposedFiles(path: string): { path: string; mode: string }[] {
+  if (Deno.build.os === "windows") return [];
+  const dir = path.replace(/[\\/][^\\/]*$/, "") || "/";
+  const ownDir = /[\\/]\.agent_bus$/.test(dir) ? [dir] : [];
+  const exposed: { path: string; mode: string }[] = [];
+  for (const file of [...ownDir, ...databaseFiles(path)]) {
+    try {
+      const mode = Deno.statSync(file).mode;
+      if (mode !== null && (mode & 0o077) !== 0) {
+        exposed.push({ path: file, mode: (mode & 0o777).toString(8).padStart(4, "0") });
+      }
+    } catch { /* absent */ }
+  }
+  return exposed;
 }
 
 /** The SQLite version built into this program and whether it has FTS5. */

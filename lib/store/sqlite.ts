@@ -295,7 +295,7 @@ export class SqliteStore implements Store {
   #open(): void {
     let db: DatabaseSync | undefined;
     try {
-      if (this.path !== ":memory:") ensureParentDir(this.path);
+      if (this.path !== ":memory:") keepPrivate(this.path);
       // No busy handler: the store does its own waiting (see the module documentation).
       db = new DatabaseSync(this.path, { timeout: 0 });
       const opened = db;
@@ -409,7 +409,7 @@ export function readMigrationState(path: string): MigrationState | undefined {
  */
 export function wipeDatabase(path: string): string[] {
   const removed: string[] = [];
-  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`, `${path}-lock`]) {
+  for (const file of databaseFiles(path)) {
     try {
       Deno.removeSync(file);
       removed.push(file);
@@ -447,9 +447,33 @@ function identityOf(path: string): FileIdentity | undefined {
   return info.ino === null || info.dev === null ? undefined : { dev: info.dev, ino: info.ino };
 }
 
-function ensureParentDir(path: string): void {
+/** The files of a database: the file itself and the companions SQLite and the store keep. */
+export function databaseFiles(path: string): string[] {
+  return [path, `${path}-wal`, `${path}-shm`, `${path}-journal`, `${path}-lock`];
+}
+
+/**
+ * Make sure only this user can read the conversations: a missing directory
+ * is created 0700, a missing database file 0600 (SQLite gives its `-wal`
+ * and `-shm` the database file's mode), and any of the files that another
+ * user could read is narrowed to 0600 again, on every open. The directory
+ * of a database the user placed elsewhere is left as it is (`doctor` says
+ * when it is wider). Files this user does not own are left alone. Where
+ * modes mean nothing (Windows) this does nothing.
+ */
+function keepPrivate(path: string): void {
   const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
-  if (cut > 0) Deno.mkdirSync(path.slice(0, cut), { recursive: true });
+  if (cut > 0) Deno.mkdirSync(path.slice(0, cut), { recursive: true, mode: 0o700 });
+  if (Deno.build.os === "windows") return;
+  try {
+    Deno.openSync(path, { write: true, createNew: true, mode: 0o600 }).close();
+  } catch { /* it exists (or cannot be made: opening it says why) */ }
+  for (const file of databaseFiles(path)) {
+    try {
+      const mode = Deno.statSync(file).mode;
+      if (mode !== null && (mode & 0o077) !== 0) Deno.chmodSync(file, 0o600);
+    } catch { /* absent, or not ours */ }
+  }
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));

@@ -89,7 +89,12 @@ export class WriteQueue {
   #open(): Deno.FsFile | undefined {
     if (this.#file || this.#noFile || !this.#lockPath) return this.#file;
     try {
-      this.#file = Deno.openSync(this.#lockPath, { read: true, write: true, create: true });
+      this.#file = Deno.openSync(this.#lockPath, {
+        read: true,
+        write: true,
+        create: true,
+        mode: 0o600,
+      });
     } catch {
       // A read-only directory: the write itself will say why it fails.
       this.#noFile = true;

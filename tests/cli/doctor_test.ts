@@ -109,7 +109,12 @@ sqliteTest(
       out,
       /⚠ Gemini CLI\s+user: "agent-bus" uses .*other\.sqlite, not .*foreign\.sqlite: its agent will not see the others/,
     );
-    assert.match(out, /2 problem\(s\), 2 warning\(s\)/);
+    // (The foreign file was made 0644: others could read it.)
+    assert.match(
+      out,
+      /⚠ Privacy\s+other users of this machine can read what agents said: .*foreign\.sqlite is 0644\n\s+fix: chmod 600 /,
+    );
+    assert.match(out, /2 problem\(s\), 3 warning\(s\)/);
     assert.deepEqual(await Deno.readFile(dbPath), before, "doctor changed nothing");
 
     const json = JSON.parse((await cli(["doctor", "--json"], env)).stdout);

@@ -25,7 +25,7 @@ import { bytes } from "../format.ts";
 import { CLIENT_IDS, CLIENTS, launchOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
 import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
-import { MAIN_PATH } from "../install/launch.ts";
+import { MAIN_PATH, shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../hook/protocols.ts";
 import { placesOf } from "./install.ts";
 
@@ -215,6 +215,18 @@ function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
         writable ? "" : `; ${dir} is not writable`
       }`,
       fix: writable ? undefined : `servers need to write ${dir} (for the WAL): fix its permissions`,
+    });
+  }
+  if (facts.exposed.length > 0) {
+    findings.push({
+      check: "Privacy",
+      status: "warn",
+      detail: `other users of this machine can read what agents said: ${
+        facts.exposed.map((f) => `${f.path} is ${f.mode}`).join(", ")
+      }`,
+      fix: facts.exposed.map((f) =>
+        `chmod ${f.path === dir ? "700" : "600"} ${shellQuote(f.path)}`
+      ).join(" && ") + " (agent-bus also narrows its files to 600 whenever it opens them)",
     });
   }
   if (facts.error) {
