@@ -36,6 +36,7 @@
  * @module
  */
 
+import { pauseCallDeadline } from "../store/call_deadline.ts";
 import type { ChangedTopics, Store } from "../store/mod.ts";
 
 /** What a waiter has seen: the database's version and the count of changes heard. */
@@ -161,9 +162,12 @@ export class ChangeFeed {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#changedSince(mark, options.topics)) return Promise.resolve("changed");
-    const hook = this.#beforeWait;
-    if (hook) return Promise.resolve(hook()).then(() => this.#park(mark, options));
-    return this.#park(mark, options);
+    // A wait is on purpose, not on the database: the call's deadline waits with it.
+    const started = performance.now();
+    const parked = this.#beforeWait
+      ? Promise.resolve(this.#beforeWait()).then(() => this.#park(mark, options))
+      : this.#park(mark, options);
+    return parked.finally(() => pauseCallDeadline(performance.now() - started));
   }
 
   /** Wait for a change after `mark`, which {@linkcode ChangeFeed.wait} found current. */

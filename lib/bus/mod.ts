@@ -11,6 +11,7 @@
 import type { ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/mod.ts";
+import { DEADLINE_MARGIN_MS, withCallDeadline } from "../store/call_deadline.ts";
 import { ChangeFeed, type ChangeFeedOptions } from "./changes.ts";
 
 /** Wall-clock time in unix seconds (the unit of every `*_at` column). */
@@ -46,6 +47,17 @@ export function createBus(
     now: deps.now ?? (() => Date.now() / 1000),
     changes: new ChangeFeed(deps.store, deps.changes),
   };
+}
+
+/**
+ * Run `fn` as one call (a tool call, a REST request): on PostgreSQL its
+ * database work, however many steps, ends within one deadline,
+ * `AGENT_BUS_BUSY_TIMEOUT_MS` + 2 s (`store/call_deadline.ts`). SQLite
+ * has no network to wait on: its calls run as they are.
+ */
+export function asCall<T>(bus: Bus, fn: () => Promise<T>): Promise<T> {
+  if (bus.store.engine !== "postgres") return fn();
+  return withCallDeadline(bus.config.busyTimeoutMs + DEADLINE_MARGIN_MS, fn);
 }
 
 /**

@@ -27,7 +27,7 @@ import { threadArchiveInput, threadCloseInput, threadSetStateInput } from "../bu
 import { isRasterImage } from "../bus/chat/attachments.ts";
 import { attachmentFile } from "../bus/chat/extras.ts";
 import { threadClose, threadGet, threadSetState } from "../bus/chat/threads.ts";
-import type { Bus } from "../bus/mod.ts";
+import { asCall, type Bus } from "../bus/mod.ts";
 import {
   agentNameArg,
   closeReasonArg,
@@ -363,7 +363,10 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
           hasBody(request) ? await readJsonObject(request, deps.maxBodyBytes) : {},
         )
         : undefined;
-      return await spec.handle({ request, params, query, body });
+      return await asCall(
+        deps.bus,
+        async () => await spec.handle({ request, params, query, body }),
+      );
     }
     if (allowed.length > 0) {
       throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`, {

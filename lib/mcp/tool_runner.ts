@@ -5,8 +5,9 @@
  * @module
  */
 
-import type { CallToolResult } from "./_sdk.ts";
-import type { Bus } from "../bus/mod.ts";
+import type { CallToolResult, Tool as McpToolDescriptor } from "./_sdk.ts";
+import type { ResolvedConfig } from "../config.ts";
+import { asCall, type Bus } from "../bus/mod.ts";
 import type { SessionRecord } from "../bus/attendance.ts";
 import { Session } from "../bus/session.ts";
 import { BusError } from "../errors.ts";
@@ -27,6 +28,21 @@ export interface ToolRunner {
   tools: BoundTool[];
   session: Session;
   call(name: string, args: unknown, options: CallOptions): Promise<CallToolResult>;
+}
+
+/**
+ * A profile's answer to `tools/list`: it needs nothing but the profile and
+ * the configuration (never the database), so a front can give it while its
+ * session's thread waits on a stalled database.
+ */
+export function toolListOf(
+  profile: Profile,
+  config: ResolvedConfig,
+  options: { noDrain?: boolean | undefined } = {},
+): { tools: McpToolDescriptor[] } {
+  return {
+    tools: toolsOf(profile, { noDrain: options.noDrain }).map((t) => t.bind(config).descriptor),
+  };
 }
 
 /**
@@ -68,14 +84,16 @@ export function createToolRunner(
           bus.log,
         );
       }
-      return await tool.call(args, {
-        bus,
-        search,
-        session,
-        log: bus.log,
-        signal: call.signal,
-        progress: call.progress ?? (() => {}),
-      });
+      // (On PostgreSQL the call's database work has one deadline, whatever it takes.)
+      return await asCall(bus, () =>
+        tool.call(args, {
+          bus,
+          search,
+          session,
+          log: bus.log,
+          signal: call.signal,
+          progress: call.progress ?? (() => {}),
+        }));
     },
   };
 }

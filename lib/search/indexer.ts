@@ -11,8 +11,12 @@
  * work, and the endpoint is not benched, does it write (claim the lease,
  * store vectors). So an idle bus, or one without an embedding endpoint,
  * costs a couple of cheap reads a second and no writes. On a store that
- * pushes commits (PostgreSQL), a round that found nothing to do waits for
- * the next commit instead, so an idle process sends no query at all.
+ * pushes commits (PostgreSQL), the process that indexes (the last to hold a
+ * lease) waits for the next commit instead, so an idle process sends no
+ * query at all; the others do not wake for commits, only look in every
+ * {@linkcode TAKEOVER_MS} in case it stopped; nor does anyone while the
+ * embedding endpoint is benched. The index's writes take the bus lock
+ * shared ({@linkcode UPKEEP}): they never hold up a send.
  *
  * Embedding happens outside any transaction; each batch is then stored in
  * one short transaction that also moves the water marks and renews the
@@ -60,6 +64,16 @@ const LEASE_SECONDS = 30;
 const BATCH = 16;
 /** Pause between rounds when there was nothing to do. */
 const IDLE_MS = 1000;
+/**
+ * The index's own writes: scoped to no topic, so on PostgreSQL they take the
+ * bus lock shared (writers of topics never wait for them) and wake nobody.
+ */
+const UPKEEP = { topics: [] } as const;
+/**
+ * How often a process that does not index looks whether the indexer
+ * stopped (its lease then expires) and there is work to take over.
+ */
+const TAKEOVER_MS = (LEASE_SECONDS * 1000) / 2;
 
 /** What the semantic index looks like from this process. */
 export interface IndexStatus {
@@ -96,6 +110,11 @@ export class Indexer {
   #running: Promise<void> | undefined;
   #stopped = false;
   #status: IndexStatus;
+  /**
+   * Whether this process is the one that indexes: it held a lease last, and
+   * has not seen another process take one since.
+   */
+  #leading = false;
 
   constructor(options: IndexerOptions) {
     this.#store = options.store;
@@ -133,7 +152,7 @@ export class Indexer {
       await this.#store.immediate(() => {
         releaseLease(this.#store, { name: LEASE, holder: this.#holder });
         releaseLease(this.#store, { name: FULL_TEXT_LEASE, holder: this.#holder });
-      });
+      }, UPKEEP);
     } catch {
       // The database is gone or closed: the lease expires on its own.
     }
@@ -177,11 +196,17 @@ export class Indexer {
         })
         .then((worked) => {
           if (worked) this.#schedule(0);
-          else if (this.#store.subscribe && this.#nothingPending()) this.#scheduleOnCommit();
-          else if (this.#store.subscribe && this.#status.state === "unavailable") {
-            // The endpoint is benched: try again at its retry time, or sooner on a commit.
-            this.#scheduleOnCommit(this.#embeddings.status().retryInMs ?? IDLE_MS);
-          } else this.#schedule(IDLE_MS);
+          else if (!this.#store.subscribe) this.#schedule(IDLE_MS);
+          else if (this.#status.state === "unavailable") {
+            // The endpoint is benched: nothing to do before its retry time, whatever commits.
+            this.#schedule(
+              Math.min(this.#embeddings.status().retryInMs ?? TAKEOVER_MS, TAKEOVER_MS),
+            );
+          } else if (this.#leading && this.#nothingPending()) {
+            // The process that indexes hears of new messages at once; the others only look in
+            // now and then, in case it stopped.
+            this.#scheduleOnCommit(TAKEOVER_MS);
+          } else this.#schedule(this.#leading ? IDLE_MS : TAKEOVER_MS);
         });
     }, delayMs);
     Deno.unrefTimer(this.#timer);
@@ -224,15 +249,27 @@ export class Indexer {
     if (!this.#store.read(() => hasUnindexed(this.#store))) return false;
     const now = this.#now();
     const holder = this.#store.read(() => leaseHolder(this.#store, { name: FULL_TEXT_LEASE, now }));
-    if (holder !== undefined && holder !== this.#holder) return false;
+    if (holder !== undefined && holder !== this.#holder) {
+      this.#leading = false;
+      return false;
+    }
     return (await this.#claim(FULL_TEXT_LEASE, now)) && (await catchUpIndex(this.#store)) > 0;
   }
 
   /** Take or renew the lease `name` for this process (one short write). */
   async #claim(name: string, now: number): Promise<boolean> {
-    return await this.#store.immediate(() =>
-      claimLease(this.#store, { name, holder: this.#holder, now, expiresAt: now + LEASE_SECONDS })
+    const taken = await this.#store.immediate(
+      () =>
+        claimLease(this.#store, {
+          name,
+          holder: this.#holder,
+          now,
+          expiresAt: now + LEASE_SECONDS,
+        }),
+      UPKEEP,
     );
+    this.#leading = taken;
+    return taken;
   }
 
   async #drainTerms(): Promise<boolean> {
@@ -242,7 +279,7 @@ export class Indexer {
     const terms = rows.map((row) => codeTerms(row.content));
     await this.#store.immediate(() => {
       rows.forEach((row, i) => setTerms(this.#store, { rowid: row.rowid, terms: terms[i]! }));
-    });
+    }, UPKEEP);
     return rows.length > 0;
   }
 
@@ -265,14 +302,16 @@ export class Indexer {
         this.refreshCounts();
       }
       if (holder === this.#holder) {
-        await this.#store.immediate(() =>
-          releaseLease(this.#store, { name: LEASE, holder: this.#holder })
+        await this.#store.immediate(
+          () => releaseLease(this.#store, { name: LEASE, holder: this.#holder }),
+          UPKEEP,
         );
       }
       return false;
     }
     if (holder !== undefined && holder !== this.#holder) {
       this.#status.state = "another process indexes";
+      this.#leading = false;
       return false;
     }
     const now = this.#now();
@@ -342,7 +381,7 @@ export class Indexer {
         now,
         expiresAt: now + LEASE_SECONDS,
       });
-    });
+    }, UPKEEP);
     this.refreshCounts();
     return true;
   }

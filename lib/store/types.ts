@@ -104,7 +104,10 @@ export interface WriteOptions {
    * need not look. Undefined when anything may have changed. On PostgreSQL
    * the write then locks only these topics (see `postgres/locks.ts`), so
    * everything it decides must depend on their rows alone, or on rows only
-   * writes without `topics` change.
+   * writes without `topics` change. An empty list is a write no waiter need
+   * hear of (the search index's upkeep, its leases): on PostgreSQL it takes
+   * the bus lock shared, so writers of topics never wait for it, and it
+   * wakes nobody.
    */
   topics?: readonly string[];
 }

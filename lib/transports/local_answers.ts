@@ -2,9 +2,10 @@
  * What a front answers without its session's thread: a front (the thread
  * that owns a connection, while the session runs in a worker that may be
  * waiting for a stalled database) answers `ping` at once, and `tools/list`
- * from the session's own first answer to it (a session's tools never change:
- * `listChanged` is false). Used by the stdio server's front and by the HTTP
- * node's (`http/node_pool.ts`).
+ * from its profile (`toolListOf`: a session's tools need no database and
+ * never change; `listChanged` is false), even before the session answered
+ * one. Used by the stdio server's front and by the HTTP node's
+ * (`http/node_pool.ts`).
  *
  * @module
  */
@@ -22,7 +23,7 @@ function isToolList(message: RequestLike): boolean {
 /**
  * The front's answer to `message`, or undefined when the session must answer.
  *
- * @param tools the session's tool list once known
+ * @param tools the session's answer to `tools/list`
  */
 export function localAnswer(message: unknown, tools: unknown): JSONRPCMessage | undefined {
   if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
@@ -35,22 +36,4 @@ export function localAnswer(message: unknown, tools: unknown): JSONRPCMessage | 
     : undefined;
   if (result === undefined) return undefined;
   return { jsonrpc: "2.0", id: request.id, result } as JSONRPCMessage;
-}
-
-/** Watches a session's traffic for its answer to `tools/list`. */
-export class ToolListWatch {
-  readonly #asked = new Set<string | number>();
-
-  /** Note a request to the session. */
-  request(message: JSONRPCMessage): void {
-    const request = message as RequestLike;
-    if (isToolList(request)) this.#asked.add(request.id!);
-  }
-
-  /** The tool list when `message` answers a noted `tools/list`, else undefined. */
-  response(message: JSONRPCMessage): unknown {
-    const response = message as { id?: string | number; result?: unknown };
-    if (response.id === undefined || !this.#asked.delete(response.id)) return undefined;
-    return response.result;
-  }
 }

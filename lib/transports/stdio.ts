@@ -20,7 +20,8 @@ import { redactUrl } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { profileNamed } from "../mcp/profiles/mod.ts";
 import { isPostgresUrl } from "../runtime.ts";
-import { localAnswer, ToolListWatch } from "./local_answers.ts";
+import { localAnswer } from "./local_answers.ts";
+import { toolListOf } from "../mcp/tool_runner.ts";
 import { maxMessageBytes } from "./limits.ts";
 import { openStdioSession, type StdioSession, type StdioSessionOptions } from "./stdio_session.ts";
 import { StdioTransport } from "./stdio_transport.ts";
@@ -72,8 +73,8 @@ async function openSessionWorker(
   const worker = new Worker(new URL("./stdio_worker.ts", import.meta.url), { type: "module" });
   const post = (message: ToWorker) => worker.postMessage(message);
   const { promise: closed, resolve } = Promise.withResolvers<void>();
-  const watch = new ToolListWatch();
-  let tools: unknown;
+  // (Known without the session: a stalled database never delays it.)
+  const tools = toolListOf(options.profile, options.config, { noDrain: options.noDrain });
   worker.onmessage = (event: MessageEvent<FromWorker>) => {
     const data = event.data;
     if (data.kind === "closed") {
@@ -81,7 +82,6 @@ async function openSessionWorker(
       resolve();
       return;
     }
-    tools = watch.response(data.message) ?? tools;
     void transport.send(data.message);
   };
   worker.onerror = (event) => {
@@ -96,7 +96,6 @@ async function openSessionWorker(
       void transport.send(answer);
       return;
     }
-    watch.request(message);
     post({ kind: "message", message });
   };
   let stopping = false;

@@ -41,6 +41,8 @@ import type {
   WorkerInit,
 } from "./worker.ts";
 
+import { callTimeLeft } from "../call_deadline.ts";
+
 export type { WireError, WireResult, WireStatement } from "./worker.ts";
 
 /** How long a new worker may take to load before it is given up. */
@@ -105,10 +107,21 @@ export class Bridge {
     options: { noWait?: boolean; deadlineMs?: number } = {},
   ): WireResult[] {
     const wire = statements.map((s) => ({ sql: s.sql, params: bytesToWire(s.params) }));
-    const deadlineMs = options.deadlineMs ?? this.#options.deadlineMs;
+    // Within a call, nothing waits longer than the call's deadline leaves (connecting included).
+    const left = callTimeLeft();
+    if (left <= 0) {
+      throw new BridgeError({
+        code: "DEADLINE",
+        message: "The call's deadline for the database passed",
+        connection: false,
+      });
+    }
+    const deadlineMs = Math.min(options.deadlineMs ?? this.#options.deadlineMs, left);
+    const capMs = Number.isFinite(left) ? left : undefined;
     const response = this.#call(
-      { op: "batch", statements: wire, noWait: options.noWait ?? false, deadlineMs },
-      deadlineMs + this.#options.connectTimeoutS * 1000 + WORKER_MARGIN_MS,
+      { op: "batch", statements: wire, noWait: options.noWait ?? false, deadlineMs, capMs },
+      Math.min(deadlineMs + this.#options.connectTimeoutS * 1000, capMs ?? Infinity) +
+        WORKER_MARGIN_MS,
     );
     if (!response.ok) throw new BridgeError(response.error);
     for (const result of response.results) if (result.binary) rowsFromWire(result.rows);
@@ -147,13 +160,18 @@ export class Bridge {
     Atomics.store(state, REQUEST_SEQ, seq);
     Atomics.store(state, STATE, 1);
     Atomics.notify(state, STATE);
-    const deadline = Math.max(performance.now() + deadlineMs, this.#startedAt + STARTUP_MS);
+    // The request waits `deadlineMs` from when the worker can take it: a worker still
+    // loading has until STARTUP_MS to be ready, and then the request's own time.
     let loaded = Atomics.load(state, ALIVE) === 1;
+    let deadline = performance.now() + deadlineMs;
     for (;;) {
       const answered = Atomics.load(state, RESPONSE_SEQ);
       if (answered === seq) return decodeFrame(buffer) as WireResponse;
-      loaded ||= Atomics.load(state, ALIVE) === 1;
       const now = performance.now();
+      if (!loaded && Atomics.load(state, ALIVE) === 1) {
+        loaded = true;
+        deadline = Math.max(deadline, now + deadlineMs);
+      }
       // A worker that never loads (a permission, a missing file) is given up early.
       const limit = loaded ? deadline : this.#startedAt + STARTUP_MS;
       if (now >= limit) break;

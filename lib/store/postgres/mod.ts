@@ -67,6 +67,7 @@ import {
   WRITE_LOCK,
 } from "./locks.ts";
 import { pgpassPassword } from "./pgpass.ts";
+import { atMost, callTimeLeft, DEADLINE_MARGIN_MS } from "../call_deadline.ts";
 import { MIGRATIONS_TABLE, PG_MIGRATIONS, PG_VERSION } from "./schema.ts";
 
 /**
@@ -81,6 +82,16 @@ const MAX_NOTIFIED_TOPICS = 16;
  */
 const CONFLICTS: ReadonlySet<string> = new Set(["40P01", "23505"]);
 
+/** Failures of a server that did not answer at all (not one that refused or dropped us). */
+const SILENT_CODES: ReadonlySet<string> = new Set([
+  "TIMEOUT",
+  "STALLED",
+  "CONNECT_TIMEOUT",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
 /** The channel every process of a bus listens on. */
 export const CHANNEL = "agent_bus";
 const RETRY_CONNECT_MS = 1000;
@@ -89,6 +100,8 @@ const CONNECT_TIMEOUT_S = 5;
 export const STALL_MS = 5000;
 /** Longest a statement may run on the server (below {@linkcode STALL_MS}, so the server's error comes first). */
 const STATEMENT_TIMEOUT_MS = 4000;
+/** How long a call tries to reach a server that did not answer last time. */
+const SILENT_PROBE_MS = 2000;
 /** How long an outage is waited out (retrying) before calls fail fast. */
 export const OUTAGE_GRACE_MS = 5000;
 const OUTAGE_RETRY_MS = 150;
@@ -152,6 +165,8 @@ export class PostgresStore implements Store {
   #closed = false;
   /** When the current outage was first seen (undefined while the server answers). */
   #outageSince: number | undefined;
+  /** The outage is of a server that does not answer at all (no waiting it out). */
+  #silent = false;
   /** The deadline of the next batch sent, when it waits for the write lock. */
   #lockWaitMs = 0;
   #listening = false;
@@ -247,8 +262,13 @@ export class PostgresStore implements Store {
     for (;;) {
       const failure = this.check();
       if (!failure || !this.#inGrace()) return failure;
-      await sleep(OUTAGE_RETRY_MS);
+      await this.#pause();
     }
+  }
+
+  /** Wait a moment in an outage's grace (the call's deadline counts it). */
+  async #pause(): Promise<void> {
+    await sleep(OUTAGE_RETRY_MS);
   }
 
   async immediate<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
@@ -260,21 +280,26 @@ export class PostgresStore implements Store {
         const unsent = error instanceof BusError && error.code === "DB_UNAVAILABLE" &&
           error.context?.outcome !== "unknown";
         if (!unsent || !this.#inGrace()) throw error;
-        await sleep(OUTAGE_RETRY_MS);
+        await this.#pause();
       }
     }
   }
 
-  /** Whether an outage began so recently that calls should wait it out. */
+  /**
+   * Whether an outage began so recently that calls should wait it out: a
+   * server that refused or dropped us is probably restarting; one that did
+   * not answer at all is not waited for (each try would wait as long again),
+   * nor past the call's deadline.
+   */
   #inGrace(): boolean {
-    return this.#outageSince !== undefined &&
-      performance.now() - this.#outageSince < OUTAGE_GRACE_MS && !this.#closed;
+    return this.#outageSince !== undefined && !this.#silent &&
+      performance.now() - this.#outageSince < OUTAGE_GRACE_MS && !this.#closed &&
+      callTimeLeft() > OUTAGE_RETRY_MS;
   }
 
   /** {@linkcode PostgresStore.immediate}, synchronously: the bridge blocks, nothing awaits. */
   #write<T>(fn: () => T, waitMs: number, topics: ChangedTopics): T {
-    const scoped = topics !== undefined && topics.length > 0 &&
-      topics.length <= MAX_NOTIFIED_TOPICS;
+    const scoped = topics !== undefined && topics.length <= MAX_NOTIFIED_TOPICS;
     let lockScope = scoped ? topics : undefined;
     for (let attempt = 0;; attempt++) {
       this.#ensureReady();
@@ -333,11 +358,13 @@ export class PostgresStore implements Store {
   #sendCommit(): void {
     const commit = this.#commit!;
     this.#committing = true;
-    if (this.#wrote) this.#enqueue("SELECT pg_notify($1, $2)", [CHANNEL, commit.payload]);
+    // (A write scoped to no topic is one nobody waits for: it wakes nobody.)
+    const heard = this.#wrote && commit.topics?.length !== 0;
+    if (heard) this.#enqueue("SELECT pg_notify($1, $2)", [CHANNEL, commit.payload]);
     this.#enqueue("COMMIT", []);
     this.#flush();
     this.#committed = true;
-    if (this.#wrote) queueMicrotask(() => this.#changed(commit.topics));
+    if (heard) queueMicrotask(() => this.#changed(commit.topics));
   }
 
   finish(queries: readonly Query[]): Record<string, unknown>[][] {
@@ -573,12 +600,15 @@ export class PostgresStore implements Store {
     const now = performance.now();
     if (this.#failure && now < this.#retryAt) throw this.#failure;
     try {
-      this.#migrate();
+      // A server that did not answer last time gets a short try: a call does not wait for it.
+      if (this.#silent) atMost(SILENT_PROBE_MS, () => this.#migrate());
+      else this.#migrate();
       this.#bridge.listen(CHANNEL);
       this.#ready = true;
       if (this.#failure) this.#log.warn("The database is usable again", { url: this.path });
       this.#failure = undefined;
       this.#outageSince = undefined;
+      this.#silent = false;
     } catch (error) {
       const mapped = this.#toBusError(error);
       const failure = mapped instanceof BusError ? mapped : new BusError(
@@ -671,9 +701,19 @@ export class PostgresStore implements Store {
     if (error instanceof BusError) return error;
     if (this.#closed) return new BusError("DB_UNAVAILABLE", "The database is closed");
     if (error instanceof BridgeError) {
+      if (error.code === "DEADLINE") {
+        return new BusError(
+          "DB_UNAVAILABLE",
+          `The database did not answer within this call's deadline (${
+            Math.round((this.#busyTimeoutMs + DEADLINE_MARGIN_MS) / 1000)
+          } s); retry the call`,
+          { cause: error },
+        );
+      }
       if (error.connection) {
         this.#ready = false;
         this.#outageSince ??= performance.now();
+        if (SILENT_CODES.has(error.code)) this.#silent = true;
         return new BusError(
           "DB_UNAVAILABLE",
           `Cannot reach the PostgreSQL database at ${this.path}: ${error.message}. ` +

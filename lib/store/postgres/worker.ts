@@ -49,6 +49,8 @@ export type WireRequest =
      * `STALLED` (a connection failure).
      */
     deadlineMs: number;
+    /** The most the whole batch may take, connecting included (what the call has left). */
+    capMs?: number;
   }
   | { op: "listen"; channel: string }
   | { op: "close" };
@@ -166,8 +168,8 @@ async function serve(init: WorkerInit): Promise<void> {
     sql = postgres(init.url, options);
     connected = false;
   };
-  const runBatch = async (statements: WireStatement[], deadlineMs: number) => {
-    const limit = deadlineMs + (connected ? 0 : init.connectTimeoutS * 1000);
+  const runBatch = async (statements: WireStatement[], deadlineMs: number, capMs = Infinity) => {
+    const limit = Math.min(deadlineMs + (connected ? 0 : init.connectTimeoutS * 1000), capMs);
     const response = await withDeadline(run(sql, statements), limit);
     if (response.ok) connected = true;
     else if (response.error.connection) renew();
@@ -196,12 +198,12 @@ async function serve(init: WorkerInit): Promise<void> {
       response = { ok: false, error: deferredError };
       deferredError = undefined;
     } else if (request.noWait) {
-      runBatch(request.statements, request.deadlineMs).then((r) => {
+      runBatch(request.statements, request.deadlineMs, request.capMs).then((r) => {
         if (!r.ok) deferredError = r.error;
       });
       response = { ok: true, results: [] };
     } else {
-      response = await runBatch(request.statements, request.deadlineMs);
+      response = await runBatch(request.statements, request.deadlineMs, request.capMs);
     }
     answer(init.buffer, seq, response);
   }

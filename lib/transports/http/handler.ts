@@ -38,7 +38,6 @@ import { type Profile, profile } from "../../mcp/profiles/mod.ts";
 import { type Route, routeOf } from "./routes.ts";
 import { SessionRegistry } from "./sessions.ts";
 import { legacySessionOf, LegacySseTransport, MAX_LEGACY_BATCH } from "./legacy_sse.ts";
-import { ToolListWatch } from "../local_answers.ts";
 import { answerOneShot, ONE_SHOT_PATHS } from "./one_shot.ts";
 import { isShorthand, readJson, rpcError, startsSession } from "./wire.ts";
 
@@ -54,7 +53,7 @@ export interface HttpHandlerOptions {
   jsonResponse: boolean | undefined;
   /** What `/mcp` serves (default the peer profile). */
   atMcp?: Profile;
-  /** Told of sessions opening and closing, and of their tool lists (a node's session worker). */
+  /** Told of sessions opening and closing (a node's session worker). */
   observer?: SessionObserver;
 }
 
@@ -64,8 +63,6 @@ export interface SessionObserver {
   opened(sessionId: string, route: string): void;
   /** A session closed (its transport closed, it idled out, or the server stops). */
   closed(sessionId: string): void;
-  /** A session on the route with this key answered `tools/list` with `tools`. */
-  listed(route: string, tools: unknown): void;
 }
 
 /** A request handler and what it holds open. */
@@ -268,7 +265,6 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       });
     transport.onclose = () => void close();
     await created.server.connect(transport);
-    if (observer) watchToolList(transport, (tools) => observer.listed(route.key, tools));
     const response = await transport.handleRequest(request, { parsedBody });
     if (transport.sessionId === undefined) await close(); // the initialize was refused
     return response;
@@ -303,25 +299,6 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       shutdown.abort();
       return registry.closeAll();
     },
-  };
-}
-
-/** Call `listed` with a session's answers to `tools/list` (after the server connected). */
-function watchToolList(
-  transport: WebStandardStreamableHTTPServerTransport,
-  listed: (tools: unknown) => void,
-): void {
-  const watch = new ToolListWatch();
-  const receive = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    watch.request(message);
-    receive?.(message, extra);
-  };
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    const tools = watch.response(message);
-    if (tools !== undefined) listed(tools);
-    return send(message, options);
   };
 }
 

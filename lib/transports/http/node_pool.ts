@@ -10,8 +10,8 @@
  * transferred streams, so event streams flow as they are written). An MCP
  * session stays on the worker that opened it; a request without a session
  * goes to the worker with the fewest sessions. This thread also answers, for
- * the sessions it knows, `ping` and (once the route's sessions have listed
- * them) `tools/list` itself (`../local_answers.ts`): while one worker waits
+ * the sessions it knows, `ping` and `tools/list` itself (made from the
+ * route's profile, `../local_answers.ts`): while one worker waits
  * for a stalled database, every session still gets those at once, and the
  * sessions of the other workers are served as usual.
  *
@@ -24,6 +24,7 @@ import { bodyUnreadable, errorResponse } from "../../http_respond.ts";
 import type { Logger } from "../../log.ts";
 import type { Profile } from "../../mcp/profiles/mod.ts";
 import { localAnswer } from "../local_answers.ts";
+import { toolListOf } from "../../mcp/tool_runner.ts";
 import { checkRequest, type GuardPolicy, guardPolicy } from "./guard.ts";
 import type { Serving } from "./node.ts";
 import { legacySessionOf } from "./legacy_sse.ts";
@@ -70,7 +71,6 @@ export type FromNodeWorker =
   }
   | { kind: "opened"; sessionId: string; route: string }
   | { kind: "closed"; sessionId: string }
-  | { kind: "listed"; route: string; tools: unknown }
   | { kind: "stopped" };
 
 /** Largest body this thread reads to look for a `ping` or `tools/list` (theirs are far smaller). */
@@ -186,6 +186,7 @@ export class NodePool implements Serving {
   readonly #tools = new Map<string, unknown>();
   readonly #policy: GuardPolicy;
   readonly #atMcp: Profile;
+  readonly #config: ResolvedConfig;
   readonly #log: Logger;
   #nextId = 0;
   #turn = 0;
@@ -195,6 +196,7 @@ export class NodePool implements Serving {
   private constructor(options: NodePoolOptions) {
     this.#policy = guardPolicy(options.hostname, options.config.http);
     this.#atMcp = options.atMcp;
+    this.#config = options.config;
     this.#log = options.log;
   }
 
@@ -231,7 +233,7 @@ export class NodePool implements Serving {
         worker.sessions++;
       } else if (message.kind === "closed") {
         if (this.#sessions.delete(message.sessionId)) worker.sessions--;
-      } else if (message.kind === "listed") this.#tools.set(message.route, message.tools);
+      }
     });
     worker.worker.onerror = (event) => {
       event.preventDefault();
@@ -256,9 +258,10 @@ export class NodePool implements Serving {
     const session = named === null ? undefined : this.#sessions.get(named);
     if (session === undefined) return await this.#forward(this.#pick(), request, request.body);
     const declared = request.headers.get("content-length");
+    const profile = this.#answerable(request, session.route);
     if (
       sessionId === null || request.method !== "POST" || declared === null ||
-      Number(declared) > LOCAL_BODY_MAX || !this.#mayAnswer(request, session.route)
+      Number(declared) > LOCAL_BODY_MAX || profile === undefined
     ) {
       return await this.#forward(session.worker, request, request.body);
     }
@@ -268,18 +271,32 @@ export class NodePool implements Serving {
     } catch (error) {
       return errorResponse(bodyUnreadable(error)); // (the client went away mid-body)
     }
-    const answer = localAnswer(parseJson(bytes), this.#tools.get(session.route));
+    const answer = localAnswer(parseJson(bytes), this.#toolList(profile));
     if (answer === undefined) return await this.#forward(session.worker, request, bytes);
     session.worker.post({ kind: "touch", sessionId });
     return Response.json(answer);
   }
 
-  /** True when the request reaches its session's route, passes the guard and takes JSON. */
-  #mayAnswer(request: Request, route: string): boolean {
+  /**
+   * The profile of the request's route when this thread may answer it: it
+   * reaches its session's route, passes the guard and takes JSON.
+   */
+  #answerable(request: Request, route: string): Profile | undefined {
     const reached = routeOf(new URL(request.url).pathname, this.#atMcp);
-    return reached !== undefined && "key" in reached && reached.key === route &&
+    const mayAnswer = reached !== undefined && "key" in reached && reached.key === route &&
       checkRequest(request.headers, this.#policy).ok &&
       (request.headers.get("accept") ?? "").includes("application/json");
+    return mayAnswer ? reached.profile : undefined;
+  }
+
+  /** A profile's `tools/list` answer, made here once (it needs no database). */
+  #toolList(profile: Profile): unknown {
+    let tools = this.#tools.get(profile.name);
+    if (tools === undefined) {
+      tools = toolListOf(profile, this.#config);
+      this.#tools.set(profile.name, tools);
+    }
+    return tools;
   }
 
   /** The worker with the fewest sessions, taking turns among equals. */

@@ -44,7 +44,6 @@ function start(options: Extract<ToNodeWorker, { kind: "start" }>["options"]): vo
       observer: {
         opened: (sessionId, route) => post({ kind: "opened", sessionId, route }),
         closed: (sessionId) => post({ kind: "closed", sessionId }),
-        listed: (route, tools) => post({ kind: "listed", route, tools }),
       },
     });
     post({ kind: "ready" });
