@@ -7,11 +7,14 @@
  * `data_version`, like a waiting `sync`), so it learns of a commit by any
  * process within milliseconds, and reads only what changed: new messages
  * by their global position, topic summaries of the topics they touched
- * (all topics when the topic list itself changed), and presence. It runs
- * only while a stream is open. Nothing is polled on a timer; the only timers
- * are each stream's keep-alive comment (every
- * `AGENT_BUS_HTTP_KEEPALIVE_SECONDS`, 15 by default) and the moment a
- * present agent ages out or a wait ends.
+ * (all topics when the topic list itself changed), and presence: topics and
+ * presence first, then the messages, so that a summary never counts a
+ * message the streams were not sent. It runs only while a stream is open.
+ * The timers are each stream's keep-alive comment (every
+ * `AGENT_BUS_HTTP_KEEPALIVE_SECONDS`, 15 by default), the moment a present
+ * agent ages out or a wait ends, and, on PostgreSQL, a look every
+ * {@linkcode RECHECK_MS} without a commit (a lost notification must not
+ * lose a message for good).
  *
  * Events: `message` ({topic_id, message}), `topic` (a topic summary, or
  * `{topic_id, deleted: true}`), `presence` ({topic_id, agents}) and, when a
@@ -54,6 +57,8 @@ import { boundedEventBody } from "../sse_body.ts";
 export const MAX_REPLAY = 1000;
 /** Messages read per wake-up. */
 const BATCH = 500;
+/** Longest the hub goes without reading on a store that pushes commits (one cheap read). */
+const RECHECK_MS = 5000;
 
 /** `GET /api/events`: which topic to follow, and where a reconnecting client left off. */
 export const eventsQuery = z.strictObject({
@@ -145,11 +150,21 @@ export class EventHub {
     let version = topicListVersion(bus);
     let topics = summariesById(bus);
     let presence = presenceByTopic(bus);
+    // A store that pushes commits is looked at again after RECHECK_MS without one all the same:
+    // a wake-up its database never delivered costs seconds, not the message.
+    const quiet = bus.store.subscribe ? RECHECK_MS : 60_000;
     const untilAging = () =>
       presence.nextChangeAt === null
-        ? 60_000
-        : Math.max(50, (presence.nextChangeAt - bus.now()) * 1000 + 50);
+        ? quiet
+        : Math.min(quiet, Math.max(50, (presence.nextChangeAt - bus.now()) * 1000 + 50));
     await onEachChange(bus, { signal, idleMs: untilAging }, () => {
+      // Topics and presence are read before the messages: the messages' read is then at least
+      // as new, so no topic summary ever counts a message this step did not send (a commit
+      // that lands in between is sent now, and its summary follows on the next wake-up).
+      const nextVersion = topicListVersion(bus);
+      const listChanged = nextVersion !== version;
+      const next = listChanged ? summariesById(bus) : undefined;
+      const nextPresence = presenceByTopic(bus);
       // Messages since the last wake-up, in order.
       const touched = new Set<string>();
       for (;;) {
@@ -178,9 +193,7 @@ export class EventHub {
         if (batch.length < BATCH) break;
       }
       // Topic summaries: all of them when the list changed, else the touched ones.
-      const nextVersion = topicListVersion(bus);
-      if (nextVersion !== version) {
-        const next = summariesById(bus);
+      if (next) {
         for (const [id, topic] of next) {
           const previous = topics.get(id);
           if (!sameSummary(previous, topic)) {
@@ -205,7 +218,6 @@ export class EventHub {
           publish({ event: "topic", topicId: id, data: topic, previous: previous ?? topic });
         }
       }
-      const nextPresence = presenceByTopic(bus);
       for (const id of new Set([...presence.agents.keys(), ...nextPresence.agents.keys()])) {
         const agents = nextPresence.agents.get(id) ?? [];
         const previous = presence.agents.get(id) ?? [];

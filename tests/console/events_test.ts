@@ -193,3 +193,33 @@ Deno.test("a chatbus handoff or stop is followed by msg.handoff / msg.stop, live
   }
   assert.deepEqual(kinds, ["message", "msg.handoff", "message", "msg.stop"]);
 });
+
+Deno.test("round after round, every message of another process reaches a stream before the summary that counts it", async () => {
+  await using dir = await tmpDir();
+  const dbPath = `${dir.path}/bus.sqlite`;
+  await using server = await startHttpServer({ dbPath });
+  await using agent = await startPeer({ dbPath });
+  // The case that once lost three messages on PostgreSQL, repeated: a fresh stream (and so a
+  // fresh hub) each round, a topic made, joined and spoken in from another process.
+  for (let round = 0; round < 40; round++) {
+    await using events = await openEvents(`${server.url}/api/events`);
+    await events.next((e) => e.event === "ready");
+    const topicId = (await agent.ok("topic_create", { name: `round ${round}` })).topic_id as string;
+    await agent.ok("topic_join", { agent_name: "codex", topic_id: topicId });
+    await say(agent, topicId, "one", "two", "three");
+    const sent: number[] = [];
+    while (sent.length < 3) {
+      const event = await events.next((e) =>
+        (e.data as { topic_id?: string }).topic_id === topicId &&
+        (e.event === "message" || e.event === "topic")
+      );
+      if (event.event === "message") {
+        sent.push((event.data as Msg).message.seq);
+        continue;
+      }
+      const counted = (event.data as { last_seq: number }).last_seq;
+      assert.ok(counted <= sent.length, `round ${round}: a summary counted ${counted} of ${sent}`);
+    }
+    assert.deepEqual(sent, [1, 2, 3], `round ${round}`);
+  }
+});
