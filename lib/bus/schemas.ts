@@ -147,4 +147,7 @@ export const topicListInput = z.strictObject({
   status: z.enum(["open", "closed", "all"]).default("open"),
   limit: z.int().min(1, "must be an int > 0").max(MAX_TOPIC_LIST, `must be <= ${MAX_TOPIC_LIST}`)
     .default(200).describe("Most topics to return"),
+  cursor: z.string().max(300).optional().describe(
+    "The next_cursor of an earlier topic_list call: the topics after those it listed",
+  ),
 });

@@ -8,7 +8,7 @@
  */
 
 import { countWithinBudget } from "../budget.ts";
-import { BusError, type Warning } from "../errors.ts";
+import { BusError, invalidArgument, type Warning } from "../errors.ts";
 import {
   bumpTopicsVersion,
   closeTopic as closeTopicRow,
@@ -20,6 +20,7 @@ import {
   type TopicStatusFilter,
 } from "../store/topics.ts";
 import type { Store } from "../store/mod.ts";
+import { encodeCursor, parseCursor } from "./cursor.ts";
 import { newId } from "./ids.ts";
 import { type Bus, write } from "./mod.ts";
 import { cleanName, cleanOptionalText, metadataJson, parseMetadata } from "./validate.ts";
@@ -113,26 +114,37 @@ export function insertNewTopic(
 }
 
 /**
- * Topics with this status, newest first, as many as `limit` and the result
- * budget allow, and whether more exist (`cutByBudget`: the budget stopped it).
+ * Topics with this status, newest first (after `cursor`, a `nextCursor` of
+ * an earlier page), as many as `limit` and the result budget allow; whether
+ * more exist, the cursor of the rest, and whether the budget stopped it.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` for a cursor that is not one
  */
 export function listTopics(
   bus: Bus,
-  args: { status: TopicStatusFilter; limit: number },
-): { topics: Topic[]; hasMore: boolean; cutByBudget: boolean } {
+  args: { status: TopicStatusFilter; limit: number; cursor?: string | undefined },
+): { topics: Topic[]; hasMore: boolean; nextCursor: string | null; cutByBudget: boolean } {
+  const after = args.cursor === undefined ? undefined : parseCursor(args.cursor, "topic_list");
+  const before = after && { at: after.at, position: Number(after.key) };
+  if (before && !Number.isSafeInteger(before.position)) {
+    throw invalidArgument("cursor must be the next_cursor of an earlier topic_list call");
+  }
   const rows = bus.store.read(() =>
-    listTopicRows(bus.store, { status: args.status, limit: args.limit + 1 })
+    listTopicRows(bus.store, { status: args.status, limit: args.limit + 1, before })
   );
   const within = rows.slice(0, args.limit);
-  // Names and metadata of agents' choosing: the list stops at the result budget.
+  // A result holds what fits its budget; the rest is on the next page.
   const fit = countWithinBudget(
     within,
-    (row) => [row.name, row.metadata_json, row.close_reason],
+    (row) => [row.topic_id, row.name, row.metadata_json, row.close_reason],
     bus.config.toolResultMaxBytes,
   );
+  const hasMore = rows.length > fit;
+  const last = within[fit - 1];
   return {
     topics: within.slice(0, fit).map(toTopic),
-    hasMore: rows.length > fit,
+    hasMore,
+    nextCursor: hasMore && last ? encodeCursor(last.created_at, last.position) : null,
     cutByBudget: fit < within.length,
   };
 }

@@ -73,7 +73,7 @@ const int = (min: number, max: number) =>
   z.int().min(min, `must be an int >= ${min}`).max(max, `must be <= ${max}`);
 
 /** `GET /api/topics`: `topic_list`'s arguments, plus a name filter and a sort. */
-export const topicsQuery = topicListInput.extend({
+export const topicsQuery = topicListInput.omit({ cursor: true }).extend({
   q: z.string().max(200, "exceeds max length (200)").optional().describe("Part of the name"),
   sort: z.enum(SORTS).default("activity"),
 });

@@ -252,10 +252,20 @@ export function agentNameTaken(store: Store, name: string): boolean {
 }
 
 /** Every agent, oldest registration first. */
-export function listAgents(store: Store, limit: number): AgentRow[] {
-  return store.stmt("SELECT * FROM bus_agents ORDER BY registered_at, agent_id LIMIT ?").all(
-    limit,
-  ) as unknown as AgentRow[];
+export function listAgents(
+  store: Store,
+  limit: number,
+  after?: { at: number; key: string },
+): AgentRow[] {
+  if (!after) {
+    return store.stmt("SELECT * FROM bus_agents ORDER BY registered_at, agent_id LIMIT ?").all(
+      limit,
+    ) as unknown as AgentRow[];
+  }
+  return store.stmt(
+    `SELECT * FROM bus_agents WHERE registered_at > ?1 OR (registered_at = ?1 AND agent_id > ?2)
+     ORDER BY registered_at, agent_id LIMIT ?3`,
+  ).all(after.at, after.key, limit) as unknown as AgentRow[];
 }
 
 /** Emojis of agents active since `since` (so a new agent can pick another). */
@@ -976,10 +986,20 @@ export function getTemplate(store: Store, id: string): TemplateRow | undefined {
 }
 
 /** Custom templates, oldest first. */
-export function listTemplates(store: Store, limit: number): TemplateRow[] {
-  return store.stmt("SELECT * FROM bus_templates ORDER BY created_at, id LIMIT ?").all(
-    limit,
-  ) as unknown as TemplateRow[];
+export function listTemplates(
+  store: Store,
+  limit: number,
+  after?: { at: number; key: string },
+): TemplateRow[] {
+  if (!after) {
+    return store.stmt("SELECT * FROM bus_templates ORDER BY created_at, id LIMIT ?").all(
+      limit,
+    ) as unknown as TemplateRow[];
+  }
+  return store.stmt(
+    `SELECT * FROM bus_templates WHERE created_at > ?1 OR (created_at = ?1 AND id > ?2)
+     ORDER BY created_at, id LIMIT ?3`,
+  ).all(after.at, after.key, limit) as unknown as TemplateRow[];
 }
 
 /** The stop reasons AgentChatBus counts in its metrics. */

@@ -59,19 +59,29 @@ export function newestTopicByName(
   ).get(name, status) as TopicRow | undefined;
 }
 
-/** Topics, newest first. */
+/** A topic with its place in the list's order (its rowid). */
+export type ListedTopicRow = TopicRow & { position: number };
+
+/** Topics, newest first; with `before`, those after that place in the order. */
 export function listTopics(
   store: Store,
-  { status, limit }: { status: TopicStatusFilter; limit: number },
-): TopicRow[] {
-  if (status === "all") {
-    return store.stmt("SELECT * FROM topics ORDER BY created_at DESC, rowid DESC LIMIT ?").all(
-      limit,
-    ) as unknown as TopicRow[];
+  { status, limit, before }: {
+    status: TopicStatusFilter;
+    limit: number;
+    before?: { at: number; position: number } | undefined;
+  },
+): ListedTopicRow[] {
+  if (before === undefined) {
+    return store.stmt(
+      `SELECT *, rowid AS position FROM topics WHERE (?1 = 'all' OR status = ?1)
+       ORDER BY created_at DESC, rowid DESC LIMIT ?2`,
+    ).all(status, limit) as unknown as ListedTopicRow[];
   }
   return store.stmt(
-    "SELECT * FROM topics WHERE status = ? ORDER BY created_at DESC, rowid DESC LIMIT ?",
-  ).all(status, limit) as unknown as TopicRow[];
+    `SELECT *, rowid AS position FROM topics WHERE (?1 = 'all' OR status = ?1)
+       AND (created_at < ?2 OR (created_at = ?2 AND rowid < ?3))
+     ORDER BY created_at DESC, rowid DESC LIMIT ?4`,
+  ).all(status, before.at, before.position, limit) as unknown as ListedTopicRow[];
 }
 
 /** Mark an open topic closed; a closed one is left as it is. */

@@ -29,8 +29,10 @@ import {
   waitingAgentIds,
 } from "../../store/chat.ts";
 import { recordChatEvent } from "../../store/chat_events.ts";
+import { fitJson } from "../../budget.ts";
 import { clearWaiting } from "../../store/cursors.ts";
 import type { Store } from "../../store/mod.ts";
+import { encodeCursor, parseCursor } from "../cursor.ts";
 import { type Bus, write } from "../mod.ts";
 import { cleanName, cleanOptionalText, jsonValue } from "../validate.ts";
 import { hashSecret, iso, newAgentToken } from "./wire.ts";
@@ -45,6 +47,8 @@ const MAX_DESCRIPTION_CHARS = 2000;
 const MAX_TAGS = 50;
 /** Most agents one listing returns. */
 const MAX_AGENT_LIST = 1000;
+/** Most agents on one page of `agent_list` (the result budget may cut it shorter). */
+const AGENT_PAGE = 200;
 
 /** Emoji avatars and their labels (the auto display name is "IDE label"). */
 const AVATARS: readonly (readonly [string, string])[] = [
@@ -283,6 +287,42 @@ export function agentList(bus: Bus): AgentInfo[] {
     [listAgents(bus.store, MAX_AGENT_LIST), waitingNow(bus)] as const
   );
   return rows.map((row) => agentInfo(bus, row, waiting));
+}
+
+/** One page of `agent_list`: in the order agents registered, after `cursor`. */
+export interface AgentPage {
+  agents: AgentInfo[];
+  /** Pass as `cursor` for the agents after these; null when there are none. */
+  next_cursor: string | null;
+  /** Some were left out because the result would be larger than `budget`. */
+  cut: boolean;
+}
+
+/**
+ * Agents in the order they registered, after `cursor` (an earlier page's
+ * `next_cursor`), as many as fit `budget` bytes of JSON.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` for a cursor that is not one
+ */
+export function agentPage(
+  bus: Bus,
+  { cursor, budget }: { cursor?: string | undefined; budget: number },
+): AgentPage {
+  const after = cursor === undefined ? undefined : parseCursor(cursor, "agent_list");
+  const [rows, waiting] = bus.store.read(() =>
+    [listAgents(bus.store, AGENT_PAGE + 1, after), waitingNow(bus)] as const
+  );
+  const { items, cut } = fitJson(
+    rows.slice(0, AGENT_PAGE).map((row) => agentInfo(bus, row, waiting)),
+    budget,
+  );
+  const last = rows[items.length - 1];
+  const more = cut || rows.length > AGENT_PAGE;
+  return {
+    agents: items,
+    next_cursor: more && last ? encodeCursor(last.registered_at, last.agent_id) : null,
+    cut,
+  };
 }
 
 /**

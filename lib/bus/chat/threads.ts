@@ -12,7 +12,7 @@
  * @module
  */
 
-import { countWithinBudget } from "../../budget.ts";
+import { countWithinBudget, fitJson } from "../../budget.ts";
 import { BusError, invalidArgument } from "../../errors.ts";
 import {
   chatWaits,
@@ -45,6 +45,7 @@ import {
 } from "../../store/topics.ts";
 import { latestSeq } from "../../store/messages.ts";
 import type { Store } from "../../store/mod.ts";
+import { encodeCursor, parseCursor } from "../cursor.ts";
 import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
 import { insertNewTopic, MAX_TOPIC_NAME_CHARS } from "../topics.ts";
@@ -679,6 +680,46 @@ export async function templateDelete(bus: Bus, id: string): Promise<void> {
 export function templateList(bus: Bus): Template[] {
   const custom = bus.store.read(() => listTemplates(bus.store, 1000));
   return [...BUILTIN_TEMPLATES, ...custom.map(toTemplate)];
+}
+
+/** Most templates on one page of `template_list` (the result budget may cut it shorter). */
+const TEMPLATE_PAGE = 200;
+
+/**
+ * Templates, the built-ins first and then custom ones as they were made,
+ * after `cursor` (an earlier page's `next_cursor`), as many as fit `budget`
+ * bytes of JSON.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` for a cursor that is not one
+ */
+export function templatePage(
+  bus: Bus,
+  { cursor, budget }: { cursor?: string | undefined; budget: number },
+): { templates: Template[]; next_cursor: string | null; cut: boolean } {
+  const after = cursor === undefined ? undefined : parseCursor(cursor, "template_list");
+  // (A built-in's cursor is -1 and its place among them; a custom one's, its creation time and id.)
+  const builtinsFrom = after === undefined ? 0 : after.at === -1 ? Number(after.key) + 1 : Infinity;
+  if (!Number.isSafeInteger(builtinsFrom) && builtinsFrom !== Infinity) {
+    throw invalidArgument("cursor must be the next_cursor of an earlier template_list call");
+  }
+  const builtins = BUILTIN_TEMPLATES.slice(Math.min(builtinsFrom, BUILTIN_TEMPLATES.length));
+  const customAfter = after === undefined || after.at === -1 ? undefined : after;
+  const rows = bus.store.read(() => listTemplates(bus.store, TEMPLATE_PAGE + 1, customAfter));
+  const candidates = [
+    ...builtins.map((template, i) => ({ template, key: encodeCursor(-1, builtinsFrom + i) })),
+    ...rows.map((row) => ({
+      template: toTemplate(row),
+      key: encodeCursor(row.created_at, row.id),
+    })),
+  ];
+  const page = candidates.slice(0, TEMPLATE_PAGE);
+  const { items, cut } = fitJson(page.map((c) => c.template), budget);
+  const more = cut || candidates.length > TEMPLATE_PAGE;
+  return {
+    templates: items,
+    next_cursor: more && items.length > 0 ? page[items.length - 1]!.key : null,
+    cut,
+  };
 }
 
 /**

@@ -7,7 +7,7 @@
 
 import { z } from "zod";
 import {
-  agentList,
+  agentPage,
   heartbeat,
   registerAgent,
   resumeAgent,
@@ -32,10 +32,10 @@ import {
   requireTemplate,
   setAgentTyping,
   templateCreate,
-  templateList,
+  templatePage,
 } from "../../../bus/chat/threads.ts";
 import { defineTool } from "../../define_tool.ts";
-import { jsonResult, listResult } from "./json.ts";
+import { jsonResult, pageResult } from "./json.ts";
 
 const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false } as const;
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true } as const;
@@ -107,21 +107,29 @@ export const agentUnregisterTool = defineTool({
 export const agentListTool = defineTool({
   name: "agent_list",
   title: "List agents",
-  description: "Every registered agent with online status, capabilities and skills (never tokens).",
-  input: z.object({}),
+  description:
+    "Registered agents, in the order they registered, with online status, capabilities and " +
+    "skills (never tokens). When more agents exist than one result holds, next_cursor is set: " +
+    "call again with cursor=next_cursor for the rest.",
+  input: z.object({
+    cursor: z.string().max(300).optional().describe(
+      "The next_cursor of an earlier agent_list call: the agents after those it listed",
+    ),
+  }),
   output: z.object({
     agents: z.array(agentSchema),
-    has_more: z.boolean().optional().describe("Some agents were left out to fit the result budget"),
+    has_more: z.boolean().optional().describe("More agents exist: call again with cursor"),
+    next_cursor: z.string().nullable().optional().describe("Pass as cursor for the next agents"),
   }),
   annotations: READ,
   textStyle: "json",
   usesDb: true,
-  // AgentChatBus answers with a bare array; the structured content needs an object around it.
-  run: (_args, { bus }) =>
-    listResult("agents", agentList(bus), {
-      budget: bus.config.toolResultMaxBytes,
-      hint: "agent_unregister removes agents that are gone",
-    }),
+  run: (args, { bus }) =>
+    pageResult(
+      "agents",
+      agentPage(bus, { cursor: args.cursor, budget: bus.config.toolResultMaxBytes }),
+      "agent_list",
+    ),
 });
 
 /** `agent_update`. */
@@ -245,22 +253,30 @@ export const templateListTool = defineTool({
   name: "template_list",
   title: "List templates",
   description:
-    "Thread templates: the built-ins (code-review, security-audit, architecture, brainstorm) and custom ones.",
-  input: z.object({}),
+    "Thread templates: the built-ins (code-review, security-audit, architecture, brainstorm), " +
+    "then custom ones as they were made. When more exist than one result holds, next_cursor " +
+    "is set: call again with cursor=next_cursor for the rest.",
+  input: z.object({
+    cursor: z.string().max(300).optional().describe(
+      "The next_cursor of an earlier template_list call: the templates after those it listed",
+    ),
+  }),
   output: z.object({
     templates: z.array(templateSchema),
-    has_more: z.boolean().optional().describe(
-      "Some templates were left out to fit the result budget",
+    has_more: z.boolean().optional().describe("More templates exist: call again with cursor"),
+    next_cursor: z.string().nullable().optional().describe(
+      "Pass as cursor for the next templates",
     ),
   }),
   annotations: READ,
   textStyle: "json",
   usesDb: true,
-  run: (_args, { bus }) =>
-    listResult("templates", templateList(bus), {
-      budget: bus.config.toolResultMaxBytes,
-      hint: "template_get reads one",
-    }),
+  run: (args, { bus }) =>
+    pageResult(
+      "templates",
+      templatePage(bus, { cursor: args.cursor, budget: bus.config.toolResultMaxBytes }),
+      "template_list",
+    ),
 });
 
 /** `template_get`. */

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { fitJson, truncatedWarning } from "../../../budget.ts";
 import type { Warning } from "../../../errors.ts";
 import type { ToolOutput } from "../../define_tool.ts";
 
@@ -16,22 +15,28 @@ export function jsonResult<O>(structured: O, warnings?: Warning[]): ToolOutput<O
 }
 
 /**
- * A whole list as AgentChatBus answers it (a bare JSON array as the text,
- * `{[key]: items}` as the structured content), cut at the result `budget`:
- * then `has_more: true` and a warning saying how many were left out and
- * `hint` (what to do about it).
+ * One page of a list: `{[key]: items}`, and when more exist `has_more` and
+ * `next_cursor`, with a warning that says so and how to get the rest.
  */
-export function listResult<K extends string, T>(
+export function pageResult<K extends string, T>(
   key: K,
-  all: readonly T[],
-  options: { budget: number; hint: string },
-): ToolOutput<Record<K, T[]> & { has_more?: boolean }> {
-  const { items, cut } = fitJson(all, options.budget);
-  const structured = { [key]: items, ...(cut ? { has_more: true } : {}) } as
-    & Record<K, T[]>
-    & { has_more?: boolean };
-  const warnings = cut
-    ? [truncatedWarning(all.length - items.length, options.budget, options.hint)]
+  page: Record<K, T[]> & { next_cursor: string | null; cut: boolean },
+  tool: string,
+): ToolOutput<Record<K, T[]> & { has_more?: boolean; next_cursor?: string | null }> {
+  const items = page[key];
+  const more = page.next_cursor !== null;
+  const structured = {
+    [key]: items,
+    ...(more ? { has_more: true, next_cursor: page.next_cursor } : {}),
+  } as Record<K, T[]> & { has_more?: boolean; next_cursor?: string | null };
+  const warnings: Warning[] = more
+    ? [{
+      code: "TRUNCATED",
+      message: `${items.length} ${key} are listed here` +
+        (page.cut ? " (as many as fit one result, AGENT_BUS_TOOL_RESULT_MAX_BYTES)" : "") +
+        `; more exist: call ${tool} again with cursor="${page.next_cursor}" for the next ones`,
+      context: { returned: items.length, next_cursor: page.next_cursor },
+    }]
     : [];
   return { structured, text: JSON.stringify(items), warnings };
 }
