@@ -445,21 +445,26 @@ export interface TurnQuestion {
   topicId: string;
   agentId: string;
   racingSince: number;
+  /** Only agents owed a turn since before this are waited for (they lost more than one race). */
+  owedBefore: number;
 }
 
 /** The statement of {@linkcode turnState}, to travel with others ({@linkcode Store.gather}). */
-export function turnStateQuery({ topicId, agentId, racingSince }: TurnQuestion): Query {
+export function turnStateQuery(
+  { topicId, agentId, racingSince, owedBefore }: TurnQuestion,
+): Query {
   return {
     sql: `SELECT m.seq, EXISTS (
             SELECT 1 FROM bus_turns AS q
             WHERE q.topic_id = m.topic_id AND q.agent_id <> ?2
               AND q.refused_at >= MIN(m.created_at, ?3)
+              AND q.owed_since <= ?4
               AND q.owed_since < COALESCE(
                 (SELECT p.owed_since FROM bus_turns AS p
                  WHERE p.topic_id = m.topic_id AND p.agent_id = ?2), 1e300)
           ) AS contested
           FROM messages AS m WHERE m.topic_id = ?1 ORDER BY m.seq DESC LIMIT 1`,
-    params: [topicId, agentId, racingSince],
+    params: [topicId, agentId, racingSince, owedBefore],
   };
 }
 

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { busConnect } from "../../lib/bus/chat/connect.ts";
-import { postMessage, RACING_MS, YIELD_MS } from "../../lib/bus/chat/post.ts";
+import { OWED_AFTER_MS, postMessage, RACING_MS, YIELD_MS } from "../../lib/bus/chat/post.ts";
 import { waitMessages } from "../../lib/bus/chat/read.ts";
 import { Session } from "../../lib/bus/session.ts";
 import { BusError } from "../../lib/errors.ts";
@@ -111,3 +111,30 @@ async function postTakes(agent: Agent): Promise<number> {
   assert.equal(await agent.post("another"), undefined);
   return performance.now() - started;
 }
+
+Deno.test("one lost race is the price of racing: others wait only for an agent that kept losing", async () => {
+  await using tmp = await tmpDir();
+  let clock = 1_800_000_000;
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`, {}, { now: () => clock });
+  const alice = await new Agent(bus).connect("price");
+  const bob = await new Agent(bus).connect("price");
+  clock += 1;
+  assert.equal(await alice.post("first"), undefined);
+  assert.equal(await bob.post("bob, stale"), "SeqMismatchError");
+  await bob.read();
+  // Bob lost one race this instant: Alice's next post does not wait for him.
+  assert.ok(await postTakes(alice) < YIELD_MS * 0.9);
+  // Still losing OWED_AFTER_MS later, he is owed a turn: Alice gives way to him.
+  clock += OWED_AFTER_MS / 1000;
+  const [alicePost, bobPost] = await Promise.all([
+    alice.post("alice"),
+    bob.post("bob, stale again"),
+  ]);
+  assert.equal(bobPost, "SeqMismatchError", "his context was stale: he lost again");
+  assert.equal(alicePost, undefined);
+  await bob.read();
+  clock += 0.001;
+  const [aliceNext, bobTurn] = await Promise.all([alice.post("alice again"), bob.post("bob")]);
+  assert.equal(bobTurn, undefined, "Bob, owed, took his turn");
+  assert.equal(aliceNext, "SeqMismatchError", "Alice waited for him, then read his post first");
+});

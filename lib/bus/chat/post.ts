@@ -72,6 +72,12 @@ const MAX_MENTIONS = 50;
 /** How long a post gives way to agents owed a turn before it. */
 export const YIELD_MS = 500;
 
+/**
+ * How long an agent must have been losing races before others wait for it:
+ * one lost race is the price of racing; losing for longer is what turns stop.
+ */
+export const OWED_AFTER_MS = 25;
+
 /** How long an agent owed a turn counts as still racing after its latest refusal. */
 export const RACING_MS = 2000;
 
@@ -282,15 +288,24 @@ function readPostContext(
 
 /** Who is owed a turn before `author`'s post, as {@linkcode turnState} asks. */
 function turnQuestion(bus: Bus, threadId: string, author: string) {
-  return { topicId: threadId, agentId: author, racingSince: bus.now() - RACING_MS / 1000 };
+  const now = bus.now();
+  return {
+    topicId: threadId,
+    agentId: author,
+    racingSince: now - RACING_MS / 1000,
+    owedBefore: now - OWED_AFTER_MS / 1000,
+  };
 }
 
 /**
- * Before a post that owes a turn (`owing`: another agent that lost a race
- * and still races, refused since the latest message or within
- * {@linkcode RACING_MS}, was refused before the poster was, or the poster
- * never was), wait at most {@linkcode YIELD_MS}, no lock held. Return as
- * soon as the thread moves on or no such agent is left.
+ * Before a post that owes a turn (`owing`: another agent that has been
+ * losing races for {@linkcode OWED_AFTER_MS} and still races, refused since
+ * the latest message or within {@linkcode RACING_MS}, was refused before
+ * the poster was, or the poster never was), wait at most
+ * {@linkcode YIELD_MS}, no lock held. Return as soon as the thread moves on
+ * or no such agent is left. (An agent that lost just one race is not waited
+ * for: in a tight race every post but one loses, and waiting for each loser
+ * cost more than half the thread's posts while shares stayed fair anyway.)
  */
 async function giveWay(bus: Bus, threadId: string, author: string, owing: TurnState) {
   await waitFor(
