@@ -32,16 +32,21 @@ import { benchMailbox } from "./mailbox.ts";
 import { benchPostgres } from "./postgres.ts";
 import { benchAnswerLatency } from "./qa.ts";
 import { benchQuality } from "./quality.ts";
-import { type BenchResults, detailTable, record, summaryTable } from "./report.ts";
+import { type BenchResults, detailTable, partialTable, record, summaryTable } from "./report.ts";
 import { benchSearch, benchSearchUnderLock } from "./search.ts";
 import { benchStall, stallUnavailable } from "./stall.ts";
 import { benchStartup } from "./startup.ts";
 import { commit, machine } from "./_system.ts";
 import { benchThroughput, type ThroughputResult } from "./throughput.ts";
 import { benchVectorScan } from "./vectors.ts";
+import { benchSecrets } from "./secrets.ts";
+import { benchStreams } from "./streams.ts";
 import { benchWatch } from "./watch.ts";
 
-const { values } = parseArgs({ args: Deno.args, options: { quick: { type: "boolean" } } });
+const { values } = parseArgs({
+  args: Deno.args,
+  options: { quick: { type: "boolean" }, only: { type: "string" } },
+});
 const quick = values.quick ?? false;
 const size = (full: number, short: number) => quick ? short : full;
 const progress = (text: string) => Deno.stderr.writeSync(new TextEncoder().encode(`… ${text}\n`));
@@ -49,6 +54,45 @@ const progress = (text: string) => Deno.stderr.writeSync(new TextEncoder().encod
 const dir = await Deno.makeTempDir({ prefix: "agent-bus-bench-" });
 const startedAt = new Date();
 try {
+  if (values.only !== undefined) await runSome(values.only.split(","));
+  else await runAll();
+} finally {
+  await Deno.remove(dir, { recursive: true });
+}
+
+/**
+ * `--only secrets,streams,fairness`: those benchmarks alone, printed and
+ * appended to docs/BENCHMARKS.md as a partial run (the summary stays).
+ */
+async function runSome(names: string[]): Promise<void> {
+  const known = ["secrets", "streams", "fairness"];
+  const unknown = names.filter((name) => !known.includes(name));
+  if (unknown.length > 0) throw new Error(`--only takes ${known.join(", ")}; not ${unknown}`);
+  const results: Parameters<typeof partialTable>[0] = {};
+  if (names.includes("secrets")) {
+    progress("secret screen: cost per message");
+    results.secrets = benchSecrets(size(2000, 200));
+  }
+  if (names.includes("streams")) {
+    progress("event streams that never read: memory per stream");
+    results.streams = await benchStreams(dir, 8);
+  }
+  if (names.includes("fairness")) {
+    progress("chatbus: four agents racing in the strict loop");
+    results.fairness = await benchChatFairness(dir, { agents: 4, posts: size(1000, 200) });
+  }
+  const table = partialTable(results);
+  await Deno.stdout.write(new TextEncoder().encode(`${table}\n`));
+  const m = machine();
+  const when = startedAt.toISOString().replace("T", " ").slice(0, 16) + " UTC";
+  const heading = `${when} · partial run (${names.join(", ")}) · commit ${await commit()} · ` +
+    `${m.cores} cores, ${m.memoryGiB} GiB RAM, ${m.cpu}, ${m.os}, Deno ${m.deno}`;
+  await record({ heading, summary: table, details: "", full: false });
+  progress("recorded in docs/BENCHMARKS.md");
+}
+
+/** The full run (or `--quick`): every benchmark, and the summary replaced. */
+async function runAll(): Promise<void> {
   progress("delivery latency");
   const latency = await benchLatency(dir, size(500, 100));
   progress("idle cost");
@@ -152,6 +196,4 @@ try {
   };
   await record({ heading, summary, details, full: !quick, chart });
   progress(`recorded in docs/BENCHMARKS.md${quick ? "" : " and the README summary"}`);
-} finally {
-  await Deno.remove(dir, { recursive: true });
 }

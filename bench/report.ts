@@ -23,6 +23,8 @@ import type { QualityResult } from "./quality.ts";
 import type { SearchPoint } from "./search.ts";
 import { count, type Distribution, markdownTable, ms, quantile } from "./_stats.ts";
 import type { ThroughputResult } from "./throughput.ts";
+import type { SecretsCost } from "./secrets.ts";
+import type { StreamsResult } from "./streams.ts";
 
 /** Everything one run measured. */
 export interface BenchResults {
@@ -534,8 +536,8 @@ export async function record(
     summary: string;
     details: string;
     full: boolean;
-    /** The run's picture: a file name under docs/bench/ and its SVG. */
-    chart: { name: string; svg: string };
+    /** The run's picture: a file name under docs/bench/ and its SVG (none for a partial run). */
+    chart?: { name: string; svg: string };
   },
 ): Promise<void> {
   const docPath = `${ROOT}docs/BENCHMARKS.md`;
@@ -559,12 +561,14 @@ says which one it ran on. The summary shows the latest full run; every run is ke
   const block =
     `<!-- bench:summary -->\nLatest full run: ${run.heading}\n\n${run.summary}\n<!-- /bench:summary -->`;
   if (run.full) doc = replaceSummary(doc, block);
-  await Deno.mkdir(`${ROOT}docs/bench`, { recursive: true });
-  await Deno.writeTextFile(`${ROOT}docs/bench/${run.chart.name}`, run.chart.svg);
-  if (run.full) await Deno.writeTextFile(`${ROOT}docs/bench/latest.svg`, run.chart.svg);
-  const picture = `![Delivery latency and throughput of this run](bench/${run.chart.name})`;
-  doc =
-    `${doc.trimEnd()}\n\n### ${run.heading}\n\n${picture}\n\n${run.summary}\n\n${run.details}\n`;
+  let picture = "";
+  if (run.chart) {
+    await Deno.mkdir(`${ROOT}docs/bench`, { recursive: true });
+    await Deno.writeTextFile(`${ROOT}docs/bench/${run.chart.name}`, run.chart.svg);
+    if (run.full) await Deno.writeTextFile(`${ROOT}docs/bench/latest.svg`, run.chart.svg);
+    picture = `![Delivery latency and throughput of this run](bench/${run.chart.name})\n\n`;
+  }
+  doc = `${doc.trimEnd()}\n\n### ${run.heading}\n\n${picture}${run.summary}\n\n${run.details}\n`;
   await Deno.writeTextFile(docPath, doc);
   if (run.full) {
     const readmePath = `${ROOT}README.md`;
@@ -577,4 +581,44 @@ says which one it ran on. The summary shows the latest full run; every run is ke
 
 function replaceSummary(text: string, block: string): string {
   return text.replace(/<!-- bench:summary -->[\s\S]*?<!-- \/bench:summary -->/, block);
+}
+
+/** The rows of a run of `--only` (some benchmarks, not the summary's). */
+export function partialTable(r: {
+  secrets?: SecretsCost[];
+  streams?: StreamsResult;
+  fairness?: LoopTally;
+}): string {
+  const rows: string[][] = [];
+  for (const cost of r.secrets ?? []) {
+    rows.push([
+      `Secret screen per message: ${cost.name}`,
+      "linear",
+      `${cost.micros.p50.toFixed(1)} µs p50 / ${cost.micros.p99.toFixed(1)} µs p99 (${
+        count(cost.chars)
+      } chars)`,
+    ]);
+  }
+  if (r.streams) {
+    const [none, some] = r.streams.runs;
+    rows.push([
+      `Memory per event stream that never reads (${
+        some!.stuck
+      } of them, ${r.streams.postedMB} MB posted)`,
+      "≤ 4 MiB + kernel buffers",
+      `${r.streams.perStreamMB.toFixed(1)} MB (server grew ${some!.grownMB.toFixed(0)} MB, ` +
+      `${none!.grownMB.toFixed(0)} MB without them)`,
+    ]);
+  }
+  if (r.fairness) {
+    const total = r.fairness.posts.reduce((a, b) => a + b, 0);
+    rows.push([
+      `Chatbus: ${r.fairness.posts.length} agents racing in the strict loop`,
+      "every share ≥ 15 %",
+      `${(total / r.fairness.seconds).toFixed(0)} posts/s; shares ${
+        r.fairness.posts.map((p) => `${Math.round((100 * p) / total)} %`).join(" / ")
+      }; refusals ${r.fairness.refusals.reduce((a, b) => a + b, 0)}`,
+    ]);
+  }
+  return markdownTable(["metric", "target", "measured"], rows);
 }
