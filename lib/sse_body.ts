@@ -59,8 +59,10 @@ export function boundedEventBody(options: BoundedEventOptions): BoundedEventBody
     if (ended) return;
     ended = true;
     try {
-      if (reason === "aborted") controller.error(new Error("The server is stopping"));
-      else if (reason !== "cancelled") controller.close();
+      // (Only a stream with bytes still waiting is failed: that drops them, and Deno logs it.)
+      if (reason === "aborted" && queued() > 0) {
+        controller.error(new Error("The server is stopping"));
+      } else if (reason !== "cancelled") controller.close();
     } catch { /* already closed by the client */ }
     options.onEnd(reason === "aborted" ? "closed" : reason);
   };

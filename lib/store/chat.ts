@@ -251,21 +251,34 @@ export function agentNameTaken(store: Store, name: string): boolean {
   return store.stmt("SELECT 1 FROM bus_agents WHERE name = ?").get(name) !== undefined;
 }
 
-/** Every agent, oldest registration first. */
+/** Every agent, oldest registration first; with `after`, those after that place in the order. */
 export function listAgents(
   store: Store,
   limit: number,
   after?: { at: number; key: string },
 ): AgentRow[] {
-  if (!after) {
-    return store.stmt("SELECT * FROM bus_agents ORDER BY registered_at, agent_id LIMIT ?").all(
-      limit,
-    ) as unknown as AgentRow[];
-  }
+  return pageInOrder(store, { table: "bus_agents", at: "registered_at", key: "agent_id" }, {
+    limit,
+    after,
+  }) as unknown as AgentRow[];
+}
+
+/**
+ * Rows of `table` in the order of its columns `at`, then `key`, after a
+ * place in that order when given. Table and column names are this module's
+ * own, never input.
+ */
+function pageInOrder(
+  store: Store,
+  order: { table: string; at: string; key: string },
+  { limit, after }: { limit: number; after?: { at: number; key: string } | undefined },
+): Record<string, unknown>[] {
+  const { table, at, key } = order;
+  const sorted = `ORDER BY ${at}, ${key}`;
+  if (!after) return store.stmt(`SELECT * FROM ${table} ${sorted} LIMIT ?`).all(limit);
   return store.stmt(
-    `SELECT * FROM bus_agents WHERE registered_at > ?1 OR (registered_at = ?1 AND agent_id > ?2)
-     ORDER BY registered_at, agent_id LIMIT ?3`,
-  ).all(after.at, after.key, limit) as unknown as AgentRow[];
+    `SELECT * FROM ${table} WHERE ${at} > ?1 OR (${at} = ?1 AND ${key} > ?2) ${sorted} LIMIT ?3`,
+  ).all(after.at, after.key, limit);
 }
 
 /** Emojis of agents active since `since` (so a new agent can pick another). */
@@ -990,21 +1003,16 @@ export function getTemplate(store: Store, id: string): TemplateRow | undefined {
   return store.stmt("SELECT * FROM bus_templates WHERE id = ?").get(id) as TemplateRow | undefined;
 }
 
-/** Custom templates, oldest first. */
+/** Custom templates, oldest first; with `after`, those after that place in the order. */
 export function listTemplates(
   store: Store,
   limit: number,
   after?: { at: number; key: string },
 ): TemplateRow[] {
-  if (!after) {
-    return store.stmt("SELECT * FROM bus_templates ORDER BY created_at, id LIMIT ?").all(
-      limit,
-    ) as unknown as TemplateRow[];
-  }
-  return store.stmt(
-    `SELECT * FROM bus_templates WHERE created_at > ?1 OR (created_at = ?1 AND id > ?2)
-     ORDER BY created_at, id LIMIT ?3`,
-  ).all(after.at, after.key, limit) as unknown as TemplateRow[];
+  return pageInOrder(store, { table: "bus_templates", at: "created_at", key: "id" }, {
+    limit,
+    after,
+  }) as unknown as TemplateRow[];
 }
 
 /** The stop reasons AgentChatBus counts in its metrics. */

@@ -11,20 +11,10 @@
 import assert from "node:assert/strict";
 import { connectInProcess, serveHttpInProcess } from "../_helpers/in_process.ts";
 import { textOf, type ToolCaller, until } from "../_helpers/peer.ts";
+import { call, restServer } from "../_helpers/rest.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 type Json = Record<string, unknown>;
-
-async function call(url: string, method = "GET", body?: unknown, headers: Json = {}) {
-  const response = await fetch(url, {
-    method,
-    headers: body === undefined
-      ? (headers as Record<string, string>)
-      : { "content-type": "application/json", ...(headers as Record<string, string>) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
-}
 
 /** A registered agent and a thread it created, through the MCP tools. */
 async function agentInThread(mcp: ToolCaller, topic: string) {
@@ -37,22 +27,8 @@ async function agentInThread(mcp: ToolCaller, topic: string) {
   return { agent, thread };
 }
 
-async function setup() {
-  const dir = await tmpDir();
-  const dbPath = `${dir.path}/bus.sqlite`;
-  const server = serveHttpInProcess(dbPath);
-  return {
-    dbPath,
-    url: server.url,
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      await dir[Symbol.asyncDispose]();
-    },
-  };
-}
-
 Deno.test("the VS Code extension's requests: probe, register, create a thread, list, sync, post, read", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const health = await call(`${s.url}/health`);
   assert.equal(health.status, 200);
   assert.equal(health.body.status, "ok");
@@ -137,7 +113,7 @@ Deno.test("the VS Code extension's requests: probe, register, create a thread, l
 });
 
 Deno.test("agents over REST: register, heartbeat, resume, list, get, unregister; wrong credentials are 401", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const agent = (await call(`${s.url}/api/agents/register`, "POST", { ide: "Codex" })).body;
   assert.equal(agent.ide, "Codex");
   assert.equal(agent.model, "unknown");
@@ -166,7 +142,7 @@ Deno.test("agents over REST: register, heartbeat, resume, list, get, unregister;
 });
 
 Deno.test("a thread created from a template over REST, and one bus with the MCP tools", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const templates = await call(`${s.url}/api/templates`);
   assert.ok(templates.body.some((t: Json) => t.id === "code-review" && t.is_builtin === true));
   const review = await call(`${s.url}/api/templates/code-review`);
@@ -223,7 +199,7 @@ async function upload(url: string, bytes: Uint8Array, name: string, type: string
 }
 
 Deno.test("uploads: raster images by their bytes and named as such, bounded; SVG, PHP and executables refused", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const png = await upload(s.url, PNG, "../../shot.png", "image/png");
   assert.equal(png.status, 200, JSON.stringify(png.body));
   assert.equal(png.body.url, `data:image/png;base64,${btoa(String.fromCharCode(...PNG))}`);
@@ -279,7 +255,7 @@ Deno.test("an upload larger than the attachment limit is refused, reading no mor
 });
 
 Deno.test("a thread's agents over REST, and deleting a thread", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const register = async (ide: string) =>
     (await call(`${s.url}/api/agents/register`, "POST", { ide, model: "m" })).body;
   const creator = await register("Creator");
@@ -308,7 +284,7 @@ Deno.test("a thread's agents over REST, and deleting a thread", async () => {
 });
 
 Deno.test("thread settings: the tools and REST say there is no coordinator, and refuse to start one", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   await using mcp = await connectInProcess(s.dbPath, "chatbus");
   const { agent, thread } = await agentInThread(mcp, "settings");
   const viaTool = await mcp.ok("thread_settings_get", { thread_id: thread.thread_id });
@@ -341,7 +317,7 @@ Deno.test("thread settings: the tools and REST say there is no coordinator, and 
 });
 
 Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and thread events", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const agent = (await call(`${s.url}/api/agents/register`, "POST", { ide: "A", model: "m" })).body;
   const response = await fetch(`${s.url}/events`);
   assert.equal(response.status, 200);
@@ -405,7 +381,7 @@ Deno.test("GET /events speaks AgentChatBus's stream: connected, then msg.new and
 });
 
 Deno.test("kick: the agent's msg_wait ends at once, it shows offline until its next call; an unknown agent is 404", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   await using mcp = await connectInProcess(s.dbPath, "chatbus");
   const { agent, thread } = await agentInThread(mcp, "kick");
   const started = performance.now();
@@ -459,7 +435,7 @@ Deno.test("kick: the agent's msg_wait ends at once, it shows offline until its n
 });
 
 Deno.test("server settings: shown read-only with the variable that sets each; PUT accepts what runs and refuses changes", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const port = Number(new URL(s.url).port);
   const settings = await call(`${s.url}/api/settings`);
   assert.equal(settings.status, 200);
@@ -502,7 +478,7 @@ Deno.test("server settings: shown read-only with the variable that sets each; PU
 });
 
 Deno.test("GET /api/search answers AgentChatBus's callers too: thread_id, total, thread_topic, author", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const agent = (await call(`${s.url}/api/agents/register`, "POST", { ide: "A", model: "m" })).body;
   const threadIds: string[] = [];
   for (const topic of ["search one", "search two"]) {
@@ -549,7 +525,7 @@ Deno.test("GET /api/search answers AgentChatBus's callers too: thread_id, total,
 });
 
 Deno.test("a method a path does not take is 405 with the methods it takes in Allow", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const response = await fetch(`${s.url}/api/agents/someone`, { method: "DELETE" });
   assert.equal(response.status, 405);
   assert.equal(response.headers.get("allow"), "GET, PUT");
@@ -557,7 +533,7 @@ Deno.test("a method a path does not take is 405 with the methods it takes in All
 });
 
 Deno.test("GET /api/threads pages with next_cursor, even put into the URL unencoded", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const agent = (await call(`${s.url}/api/agents/register`, "POST", { ide: "A", model: "m" })).body;
   const created: string[] = [];
   for (const topic of ["one", "two", "three"]) {
@@ -584,7 +560,7 @@ Deno.test("GET /api/threads pages with next_cursor, even put into the URL unenco
 });
 
 Deno.test("creating a thread whose topic exists gets that thread, over REST and MCP, as in AgentChatBus; a rename cannot take a topic", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   await using mcp = await connectInProcess(s.dbPath, "chatbus");
   const alice = await mcp.ok("agent_register", { ide: "A", model: "m" });
   const bob = await mcp.ok("agent_register", { ide: "B", model: "m" });
@@ -656,7 +632,7 @@ Deno.test("creating a thread whose topic exists gets that thread, over REST and 
 });
 
 Deno.test("a thread's export names each message's author as people see it, in AgentChatBus's layout", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const alice = (await call(`${s.url}/api/agents/register`, "POST", {
     ide: "Claude Code",
     model: "opus",

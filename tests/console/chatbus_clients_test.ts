@@ -7,35 +7,11 @@
  */
 
 import assert from "node:assert/strict";
-import { connectInProcess, serveHttpInProcess } from "../_helpers/in_process.ts";
-import { tmpDir } from "../_helpers/tmp.ts";
+import { connectInProcess } from "../_helpers/in_process.ts";
+import { openEvents } from "../_helpers/sse.ts";
+import { call, restServer } from "../_helpers/rest.ts";
 
 type Json = Record<string, unknown>;
-
-async function call(url: string, method = "GET", body?: unknown, headers: Json = {}) {
-  const response = await fetch(url, {
-    method,
-    headers: body === undefined
-      ? (headers as Record<string, string>)
-      : { "content-type": "application/json", ...(headers as Record<string, string>) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
-}
-
-async function setup() {
-  const dir = await tmpDir();
-  const dbPath = `${dir.path}/bus.sqlite`;
-  const server = serveHttpInProcess(dbPath);
-  return {
-    dbPath,
-    url: server.url,
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      await dir[Symbol.asyncDispose]();
-    },
-  };
-}
 
 /** An agent registered as the extension registers its UI agent. */
 async function uiAgent(url: string) {
@@ -64,7 +40,7 @@ async function createThread(
 }
 
 Deno.test("the web UI's booleans: include_archived=1 lists archived threads, include_system_prompt=1 and =0", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const agent = await uiAgent(s.url);
   const kept = await createThread(s.url, agent, "kept");
   const archived = await createThread(s.url, agent, "archived");
@@ -101,7 +77,7 @@ Deno.test("the web UI's booleans: include_archived=1 lists archived threads, inc
 });
 
 Deno.test("GET /api/threads with no parameters lists every thread, as AgentChatBus does", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const agent = await uiAgent(s.url);
   const ids = new Set<string>();
   // Long topics and prompts: the tool result budget would have cut this list at about 30.
@@ -131,7 +107,7 @@ const PNG = Uint8Array.from(
 );
 
 Deno.test("an image pasted into the chat panel is kept with the post and shown from an inert URL", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   const agent = await uiAgent(s.url);
   const threadId = await createThread(s.url, agent, "images");
   // The chat panel uploads the paste, then posts {content, images: [{url, name}], author}.
@@ -184,54 +160,28 @@ Deno.test("an image pasted into the chat panel is kept with the post and shown f
   assert.match(broken.body.detail, /not valid base64/);
 });
 
-/** The `data:` frames of an AgentChatBus event stream, one event at a time. */
-function eventReader(response: Response) {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
+/** AgentChatBus's stream: `data:` frames of `{type, payload}`, read with the SSE helper. */
+async function chatbusEvents(url: string) {
+  const stream = await openEvents(`${url}/events`);
   return {
-    async next(): Promise<{ type: string; payload: Json }> {
-      for (;;) {
-        const end = buffered.indexOf("\n\n");
-        if (end >= 0) {
-          const frame = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          const data = frame.split("\n").find((line) => line.startsWith("data: "));
-          if (data !== undefined) return JSON.parse(data.slice(6));
-          continue; // a comment
-        }
-        const { value, done } = await reader.read();
-        if (done) throw new Error("the stream ended");
-        buffered += value;
-      }
-    },
-    /** Events up to the first of `type` that `accept` takes (within 10 s); returns it. */
+    /** The payload of the next event of `type` that `accept` takes (within 10 s). */
     async until(type: string, accept: (payload: Json) => boolean = () => true): Promise<Json> {
-      const seen: string[] = [];
-      const timer = setTimeout(() => reader.cancel(`no ${type} within 10 s`), 10_000);
-      try {
-        for (;;) {
-          assert.ok(seen.length < 100, `no ${type} among ${seen.join(", ")}`);
-          const event = await this.next().catch((error) => {
-            throw new Error(`no ${type} among ${seen.join(", ")}: ${error}`);
-          });
-          seen.push(event.type);
-          if (event.type === type && accept(event.payload)) return event.payload;
-        }
-      } finally {
-        clearTimeout(timer);
-      }
+      const event = await stream.next((e) => {
+        const frame = e.data as { type: string; payload: Json };
+        return frame.type === type && accept(frame.payload);
+      }, 10_000);
+      return (event.data as { payload: Json }).payload;
     },
-    cancel: () => reader.cancel(),
+    close: () => stream.close(),
   };
 }
 
 Deno.test("GET /events names each change as AgentChatBus's TS server does, with its payloads", async () => {
-  await using s = await setup();
+  await using s = await restServer();
   await using mcp = await connectInProcess(s.dbPath, "chatbus");
-  const response = await fetch(`${s.url}/events`);
-  const events = eventReader(response);
+  const events = await chatbusEvents(s.url);
   try {
-    assert.equal((await events.next()).type, "connected");
+    await events.until("connected");
     const agent = await uiAgent(s.url);
     const online = await events.until("agent.online");
     assert.equal(online.id, agent.agent_id);
@@ -308,6 +258,6 @@ Deno.test("GET /events names each change as AgentChatBus's TS server does, with 
     );
     assert.deepEqual(await events.until("thread.deleted"), { thread_id: threadId });
   } finally {
-    await events.cancel();
+    await events.close();
   }
 });

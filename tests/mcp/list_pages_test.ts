@@ -22,7 +22,8 @@ async function allPages(
 ): Promise<{ items: Json[]; pages: number }> {
   const items: Json[] = [];
   let pages = 0;
-  for (let cursor: string | undefined;;) {
+  let cursor: string | undefined;
+  for (;;) {
     const page = await caller.ok(
       tool,
       cursor === undefined ? args : { ...args, [cursorArg]: cursor },

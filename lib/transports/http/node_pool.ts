@@ -144,7 +144,9 @@ class SessionWorker {
         end = (dropped) => {
           this.#flowing.delete(stop);
           try {
-            if (dropped) controller.error(new Error("The session worker stopped"));
+            // (What still waits for a client that does not read is dropped; Deno logs that.)
+            const waiting = (controller.desiredSize ?? 1) <= 0;
+            if (dropped && waiting) controller.error(new Error("The session worker stopped"));
             else controller.close();
           } catch { /* already closed */ }
           void reader.cancel().catch(() => {});
