@@ -39,7 +39,6 @@ import {
   toTurnState,
   touchAgent,
   type TurnState,
-  turnState,
   turnStateQuery,
 } from "../../store/chat.ts";
 import { termsForSend } from "../../store/search.ts";
@@ -47,13 +46,13 @@ import { readSendContext } from "../../store/send.ts";
 import type { TopicRow } from "../../store/topics.ts";
 import { newId } from "../ids.ts";
 import { type Bus, write } from "../mod.ts";
-import { waitFor } from "../waiting.ts";
 import type { Session } from "../session.ts";
 import { appendMessages, MAX_MESSAGE_ID_CHARS, unusedMessageId } from "../append.ts";
 import { cleanName, metadataJson } from "../validate.ts";
 import { type NewAttachment, splitAttachments } from "./attachments.ts";
 import { contentFilter, screenOptional, screenSecrets } from "../secrets.ts";
 import { foundThreadTopic } from "./threads.ts";
+import { giveWay, turnQuestion } from "./turns.ts";
 import { issueSyncContext } from "./tokens.ts";
 import { type ChatMessage, hashSecret, iso, REPLY_WINDOW, toChatMessage } from "./wire.ts";
 
@@ -69,18 +68,6 @@ const MAX_AUTHOR_CHARS = 200;
 const MAX_MISSED = 100;
 /** Most mentions. */
 const MAX_MENTIONS = 50;
-/** How long a post gives way to agents owed a turn before it. */
-export const YIELD_MS = 500;
-
-/**
- * How long an agent must have been losing races before others wait for it:
- * one lost race is the price of racing; losing for longer is what turns stop.
- */
-export const OWED_AFTER_MS = 25;
-
-/** How long an agent owed a turn counts as still racing after its latest refusal. */
-export const RACING_MS = 2000;
-
 const REMINDER =
   "Your reply_token is no longer usable. Call 'msg_wait' now to get a fresh reply_token before posting again.";
 
@@ -284,39 +271,6 @@ function readPostContext(
     messageId: outbox.takenIds.has(id) ? unusedMessageId(bus.store) : id,
     turns: turnRows && toTurnState(turnRows[0]),
   };
-}
-
-/** Who is owed a turn before `author`'s post, as {@linkcode turnState} asks. */
-function turnQuestion(bus: Bus, threadId: string, author: string) {
-  const now = bus.now();
-  return {
-    topicId: threadId,
-    agentId: author,
-    racingSince: now - RACING_MS / 1000,
-    owedBefore: now - OWED_AFTER_MS / 1000,
-  };
-}
-
-/**
- * Before a post that owes a turn (`owing`: another agent that has been
- * losing races for {@linkcode OWED_AFTER_MS} and still races, refused since
- * the latest message or within {@linkcode RACING_MS}, was refused before
- * the poster was, or the poster never was), wait at most
- * {@linkcode YIELD_MS}, no lock held. Return as soon as the thread moves on
- * or no such agent is left. (An agent that lost just one race is not waited
- * for: in a tight race every post but one loses, and waiting for each loser
- * cost more than half the thread's posts while shares stayed fair anyway.)
- */
-async function giveWay(bus: Bus, threadId: string, author: string, owing: TurnState) {
-  await waitFor(
-    bus,
-    () => {
-      const now = bus.store.read(() => turnState(bus.store, turnQuestion(bus, threadId, author)));
-      return !now || now.seq !== owing.seq || !now.contested ? true : undefined;
-    },
-    YIELD_MS / 1000,
-    { topics: [threadId] },
-  );
 }
 
 /** Check `metadata` and the other fields before the write lock is taken. */
