@@ -2,7 +2,9 @@
  * Fair turns in a chatbus thread: agents whose posts were refused get their
  * turns in the order of their first refusal, and an agent owed a turn that
  * does not take it holds a post up for {@linkcode YIELD_MS} at most, and
- * nobody once it stopped racing.
+ * nobody once it stopped racing. An agent that lost a race reads on after
+ * the agent owed a turn before it has posted, so it races for the next
+ * message instead of losing again.
  */
 
 import assert from "node:assert/strict";
@@ -59,16 +61,18 @@ class Agent {
     }
   }
 
-  async read(): Promise<void> {
+  /** `msg_wait` from what it has seen; the contents it was given. */
+  async read(timeoutMs = 0): Promise<string[]> {
     const read = await waitMessages(this.bus, this.session, {
       thread_id: this.threadId,
       after_seq: this.seq,
-      timeout_ms: 0,
+      timeout_ms: timeoutMs,
       agent_id: this.agentId,
       token: this.token,
     });
     this.seq = read.sync.current_seq;
     this.replyToken = read.sync.reply_token;
+    return read.messages.map((listed) => listed.message.content);
   }
 }
 
@@ -138,4 +142,38 @@ Deno.test("one lost race is the price of racing: others wait only for an agent t
   const [aliceNext, bobTurn] = await Promise.all([alice.post("alice again"), bob.post("bob")]);
   assert.equal(bobTurn, undefined, "Bob, owed, took his turn");
   assert.equal(aliceNext, "SeqMismatchError", "Alice waited for him, then read his post first");
+});
+
+Deno.test("a refused agent's msg_wait returns after the agent owed a turn before it posts, and its next post lands", async () => {
+  await using tmp = await tmpDir();
+  let clock = 1_800_000_000;
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`, {}, { now: () => clock });
+  const alice = await new Agent(bus).connect("order");
+  const bob = await new Agent(bus).connect("order");
+  const carol = await new Agent(bus).connect("order");
+  clock += 1;
+  assert.equal(await alice.post("first"), undefined);
+  assert.equal(await bob.post("bob, stale"), "SeqMismatchError");
+  clock += 0.001;
+  assert.equal(await carol.post("carol, stale"), "SeqMismatchError");
+  clock += OWED_AFTER_MS / 1000;
+
+  // Carol lost after Bob did: her msg_wait holds until Bob has taken his turn.
+  let carolRead = false;
+  const carolReads = carol.read(60_000).finally(() => carolRead = true);
+  assert.deepEqual(await bob.read(), ["first"]);
+  assert.equal(carolRead, false, "Carol's msg_wait waits for Bob's turn");
+  assert.equal(await bob.post("bob"), undefined);
+  assert.deepEqual(await carolReads, ["first", "bob"], "she reads his post with the rest");
+  assert.equal(await carol.post("carol"), undefined, "so her post lands instead of losing again");
+
+  // Owed a turn and not taking it, Bob holds her msg_wait up for YIELD_MS at most.
+  assert.equal(await bob.post("bob, stale again"), "SeqMismatchError");
+  clock += 0.001;
+  assert.equal(await alice.post("alice, stale"), "SeqMismatchError");
+  clock += OWED_AFTER_MS / 1000;
+  const started = performance.now();
+  assert.deepEqual(await alice.read(60_000), ["bob", "carol"]);
+  const waited = performance.now() - started;
+  assert.ok(waited >= YIELD_MS * 0.9 && waited < YIELD_MS * 10, `waited ${waited} ms`);
 });

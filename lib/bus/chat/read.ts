@@ -46,6 +46,7 @@ import type { Store } from "../../store/mod.ts";
 import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
 import { capWaitSeconds, waitFor, type WaitOptions } from "../waiting.ts";
+import { awaitTurn } from "./turns.ts";
 import { cleanName } from "../validate.ts";
 import { authenticate, displayName, isKicked } from "./agents.ts";
 import { foundThreadTopic, requireThread } from "./threads.ts";
@@ -285,10 +286,16 @@ export async function waitMessages(
         markWaiting(bus.store, { topicId, agentName: agent.name, until: now + timeoutSeconds });
       }
     }
-    return { latest, found, waits, fast: !found && !waits && timeoutSeconds > 0 };
+    return { latest, found, waits, refresh, fast: !found && !waits && timeoutSeconds > 0 };
   }, { topics: [topicId] });
 
   let rows = start.found;
+  // An agent that just lost a race and owes another its turn reads on after that agent posts,
+  // so it races for the next message instead of losing this one again.
+  if (start.refresh && agentId !== undefined && timeoutSeconds > 0) {
+    await awaitTurn(bus, topicId, agentId, timeoutSeconds);
+    rows = bus.store.read(matching) ?? rows;
+  }
   if (start.waits) {
     waiting = agent !== undefined;
     bus.log.debug("msg_wait waiting", { thread_id: topicId, agent_id: agentId ?? null });

@@ -3,10 +3,15 @@
  * posts refused because another landed first) is owed a turn, and the
  * others give way to it, in the order of their first refusal.
  *
- * A post learns with its own reads whether it owes a turn and, if so, gives
- * way (no lock held) before posting. Only an agent that has been losing for {@linkcode OWED_AFTER_MS} is waited for: in a tight race
- * every post but one loses, and waiting for each one-time loser cost more
- * than half the thread's posts while shares stayed fair anyway.
+ * The order is kept where agents wait anyway: an agent that just lost a
+ * race waits in its `msg_wait` ({@linkcode awaitTurn}) until the agents
+ * owed a turn before it have posted, and then races for the message after
+ * theirs instead of losing again; a post by an agent owed nothing (a winner
+ * posting on) learns with its own reads whether it owes a turn and gives way
+ * ({@linkcode giveWay}). Neither holds a lock while it waits. Only an agent
+ * that has been losing for {@linkcode OWED_AFTER_MS} is waited for: in a
+ * tight race every post but one loses, and waiting for each one-time loser
+ * cost more than half the thread's posts while shares stayed fair anyway.
  *
  * @module
  */
@@ -65,6 +70,26 @@ export async function giveWay(
       return !now || now.seq !== owing.seq ? true : undefined;
     },
     YIELD_MS / 1000,
+    { topics: [threadId] },
+  );
+}
+
+/**
+ * Before an agent that just lost a race reads on: while another agent owed a
+ * turn before it still races, wait (at most {@linkcode YIELD_MS}, no lock
+ * held) so that agent posts first and this one races for the message after,
+ * instead of losing again. Messages that wait are delivered with the rest.
+ */
+export async function awaitTurn(
+  bus: Bus,
+  threadId: string,
+  author: string,
+  seconds: number,
+): Promise<void> {
+  await waitFor(
+    bus,
+    () => owedTurn(bus, threadId, author) ? undefined : true,
+    Math.min(seconds, YIELD_MS / 1000),
     { topics: [threadId] },
   );
 }

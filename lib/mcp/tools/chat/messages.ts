@@ -105,7 +105,9 @@ export const msgWaitTool = defineTool({
   title: "Wait for messages",
   description:
     "Block until a message arrives in the thread after after_seq; returns at once if some are there, " +
-    "or (with no messages) right after a sync error so you get a fresh token. Far behind, it returns the " +
+    "or (with no messages) right after a sync error so you get a fresh token. After a lost race it first " +
+    "lets agents that lost before you post (500 ms at most), so your next post races for the message " +
+    "after theirs. Far behind, it returns the " +
     "newest messages that fit and says how many earlier ones it left out, so you can post at once. Always returns a sync " +
     "context (current_seq, reply_token, reply_window), the first block in blocks format. timeout_ms " +
     "(default 300000) bounds the wait. Pass agent_id and token (both or neither; bus_connect binds " +
