@@ -143,6 +143,8 @@ Deno.test("Gemini CLI's wire: AfterAgent denies with the reason, BeforeAgent and
   });
   assert.equal(after.out.decision, "deny");
   assert.match(String(after.out.reason), /codex: ping from codex/);
+  // Gemini CLI then runs BeforeAgent with the reason as the prompt: the news is not told twice.
+  assert.deepEqual((await run("BeforeAgent", { prompt: after.out.reason })).out, {});
   for (const event of ["BeforeAgent", "SessionStart"]) {
     assert.deepEqual((await run(event, { prompt: "hi", source: "startup" })).out, {
       hookSpecificOutput: {

@@ -31,6 +31,7 @@ import {
   hookMemory,
   matchSessions,
   rememberHook,
+  type SessionsOf,
   unreadFor,
   type UnreadItem,
 } from "../../bus/unread.ts";
@@ -51,7 +52,8 @@ import {
   parseHookInput,
   PROTOCOLS,
 } from "./protocols.ts";
-import { contextLine, stopReason } from "./reason.ts";
+import { contextLine, STOP_REASON_HEADER, stopReason } from "./reason.ts";
+import { type HookTrace, recordDir, writeRecord } from "./record.ts";
 
 /** Stops blocked in a row unless `--max-blocks` says otherwise. */
 export const DEFAULT_MAX_BLOCKS = 5;
@@ -172,15 +174,25 @@ export async function runHook(
     };
     const input = parseHookInput(await readInput(stdin), protocol, env);
     const { config } = loadConfig({ ...env, AGENT_BUS_DB: values.db ?? env.AGENT_BUS_DB });
+    if (kind === "prompt" && input.prompt.startsWith(STOP_REASON_HEADER)) {
+      // Gemini CLI runs BeforeAgent again with our deny reason as the prompt: the model has
+      // the news already, so the database is not even opened.
+      writeRecord(recordDir(config, env), {
+        ...emptyTrace(client!, protocol.events[kind], input),
+        why: "the prompt is the stop hook's own reason, which holds the news",
+      }, config.logLevel === "debug");
+      return { stdout: {}, code: 0 };
+    }
     const runtime = openBusRuntime(config, { log });
     try {
-      const stdout = await respond(runtime.bus, {
+      const { stdout, trace } = await respond(runtime.bus, {
         client: client!,
         protocol,
         kind,
         input,
         ...options,
       });
+      writeRecord(recordDir(config, env), trace, config.logLevel === "debug");
       return { stdout, code: 0 };
     } finally {
       closeBusRuntime(runtime);
@@ -202,42 +214,116 @@ interface HookRun {
   maxBlocks: number;
 }
 
-/** What the hook prints: a block, a line of context, or nothing (`{}`). */
-async function respond(bus: Bus, run: HookRun): Promise<unknown> {
+/** A record of a run that has not looked at anything yet. */
+function emptyTrace(client: HookClient, event: string, input: HookInput): HookTrace {
+  return {
+    client,
+    event,
+    session: input.sessionId,
+    sessions: [],
+    matchedBy: "",
+    removed: 0,
+    first: [],
+    last: [],
+    lastLookAt: "",
+    blocks: 0,
+    reported: [],
+    decision: "nothing",
+    why: "",
+  };
+}
+
+/** What the hook prints (a block, a line of context, or nothing: `{}`), and why. */
+async function respond(bus: Bus, run: HookRun): Promise<{ stdout: unknown; trace: HookTrace }> {
   const { protocol, kind, input } = run;
-  const { mine, dead } = await matchSessions(
-    bus,
-    { host: processPlace().host, cwds: input.cwds },
-    readProcessTree,
-  );
+  const host = processPlace().host;
+  const { mine, dead, by } = await matchSessions(bus, { host, cwds: input.cwds }, readProcessTree);
   await forgetSessions(bus, dead);
-  if (mine.length === 0) return {};
-  const unread = () => unreadFor(bus, mine, hookWatchOf);
+  const trace: HookTrace = {
+    ...emptyTrace(run.client, protocol.events[kind], input),
+    sessions: mine.map((row) => row.session_id),
+    matchedBy: by,
+    removed: dead.length,
+  };
+  const done = (stdout: unknown, decision: HookTrace["decision"], why: string) => {
+    trace.decision = decision;
+    trace.why = why;
+    return { stdout, trace };
+  };
+  if (mine.length === 0) return done({}, "nothing", "no server session of this agent recorded");
+  // Each look reads the client's sessions again: one its client starts (or restarts) while
+  // this hook waits counts too.
+  const sessionsOf: SessionsOf = {
+    host,
+    clients: new Set(mine.map((row) => row.client_pid)),
+    gone: new Set(dead.map((row) => row.session_id)),
+  };
+  const unread = () => {
+    const lookAt = new Date().toISOString();
+    const items = unreadFor(bus, sessionsOf, hookWatchOf);
+    trace.last = items.map((i) => i.marker);
+    trace.lastLookAt = lookAt;
+    return items;
+  };
   if (kind !== "stop") {
     const items = unread();
-    return items.length ? protocol.context(protocol.events[kind], contextLine(items)) : {};
+    return items.length
+      ? done(protocol.context(protocol.events[kind], contextLine(items)), "context", "unread")
+      : done({}, "nothing", "nothing unread");
   }
-  const key = `${run.client}:${input.sessionId}`;
+  const { stdout, decision, why } = await respondToStop(bus, run, trace, unread);
+  return done(stdout, decision, why);
+}
+
+/**
+ * A stop: block it when something new is unread (waiting for it on call),
+ * within the cap; what was reported is remembered for the next stop.
+ */
+async function respondToStop(
+  bus: Bus,
+  run: HookRun,
+  trace: HookTrace,
+  unread: () => UnreadItem[],
+): Promise<{ stdout: unknown; decision: HookTrace["decision"]; why: string }> {
+  const key = `${run.client}:${run.input.sessionId}`;
   const memory = hookMemory(bus, key);
   // A stop that does not follow a block starts a new count.
-  const blocks = input.stopHookActive ? memory.blocks : 0;
+  const blocks = run.input.stopHookActive ? memory.blocks : 0;
+  trace.blocks = blocks;
+  trace.reported = memory.reported;
   const isNew = (items: UnreadItem[]) => items.some((i) => !memory.reported.includes(i.marker));
   let items = unread();
+  trace.first = trace.last;
   if (!isNew(items) && run.wait > 0 && blocks < run.maxBlocks) {
+    const started = performance.now();
+    const wait = {
+      seconds: run.wait,
+      ms: 0,
+      looks: 0,
+      deadline: new Date(Date.now() + run.wait * 1000).toISOString(),
+    };
+    trace.wait = wait;
     items = await waitFor(bus, () => {
+      wait.looks++;
       const now = unread();
       return isNew(now) ? now : undefined;
     }, run.wait) ?? unread();
+    wait.ms = Math.round(performance.now() - started);
   }
   const markers = items.map((i) => i.marker);
   if (isNew(items) && blocks < run.maxBlocks) {
     await rememberHook(bus, key, { blocks: blocks + 1, reported: markers });
-    return protocol.block(stopReason(items));
+    return { stdout: run.protocol.block(stopReason(items)), decision: "block", why: "new unread" };
   }
   if (memory.blocks !== 0 || markers.some((m) => !memory.reported.includes(m))) {
     await rememberHook(bus, key, { blocks: 0, reported: markers });
   }
-  return {};
+  const why = items.length === 0
+    ? "nothing unread"
+    : !isNew(items)
+    ? "everything unread was reported before"
+    : `blocked ${blocks} stops in a row (--max-blocks ${run.maxBlocks})`;
+  return { stdout: {}, decision: "let go", why };
 }
 
 /** The entry point of `agent-bus hook`: prints the outcome and returns the exit code. */

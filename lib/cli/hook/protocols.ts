@@ -33,6 +33,8 @@ export interface HookInput {
   cwds: string[];
   /** True when the model is already continuing because a stop hook blocked. */
   stopHookActive: boolean;
+  /** The start of the prompt a prompt hook is given (empty when none). */
+  prompt: string;
 }
 
 /** One client's protocol. */
@@ -96,5 +98,6 @@ export function parseHookInput(
     sessionId: typeof input.session_id === "string" ? input.session_id.slice(0, 200) : "",
     cwds,
     stopHookActive: input.stop_hook_active === true,
+    prompt: typeof input.prompt === "string" ? input.prompt.slice(0, 200) : "",
   };
 }

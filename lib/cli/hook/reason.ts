@@ -52,12 +52,13 @@ function describe(item: UnreadItem): string[] {
   }
 }
 
+/** The first line of every {@linkcode stopReason}. */
+export const STOP_REASON_HEADER =
+  "agent-bus: messages are waiting for you. Read them and answer where needed before you stop.";
+
 /** The reason a stop is blocked. */
 export function stopReason(items: UnreadItem[]): string {
-  return [
-    "agent-bus: messages are waiting for you. Read them and answer where needed before you stop.",
-    ...items.flatMap(describe),
-  ].join("\n");
+  return [STOP_REASON_HEADER, ...items.flatMap(describe)].join("\n");
 }
 
 function summary(item: UnreadItem): string {

@@ -1,0 +1,72 @@
+/**
+ * Why a hook run decided what it did, kept so that a stop let through (or
+ * blocked) can be explained afterwards: one JSON line per run in
+ * `hooks.log`, in the bus's directory (beside the SQLite file; `~/.agent_bus`
+ * for a PostgreSQL bus). The file stays under {@linkcode MAX_RECORD_BYTES}
+ * (the lines before are kept in `hooks.log.1`), is private to its owner
+ * (0600) like the database, and never fails the hook: a record that cannot
+ * be written is skipped. With `AGENT_BUS_LOG_LEVEL=debug` the line also goes
+ * to stderr.
+ *
+ * @module
+ */
+
+import { homeDir, type ResolvedConfig } from "../../config.ts";
+
+/** Size at which `hooks.log` is moved to `hooks.log.1` and started again. */
+export const MAX_RECORD_BYTES = 1024 * 1024;
+/** The file's name in the bus's directory. */
+export const RECORD_FILE = "hooks.log";
+
+/** What one hook run saw and decided. */
+export interface HookTrace {
+  client: string;
+  event: string;
+  /** The client's session id. */
+  session: string;
+  /** The recorded server sessions taken as this agent's (their ids), and how they were found. */
+  sessions: string[];
+  matchedBy: string;
+  /** Records of servers that are gone, removed by this run. */
+  removed: number;
+  /** Markers of what was unread at the first look. */
+  first: string[];
+  /** The on-call wait: how long it was allowed, how long it took, how many times it looked. */
+  wait?: { seconds: number; ms: number; looks: number; deadline: string };
+  /** Markers of what was unread at the last look, and when that look began. */
+  last: string[];
+  lastLookAt: string;
+  /** Stops blocked in a row before this one, and the markers already reported. */
+  blocks: number;
+  reported: string[];
+  decision: "block" | "let go" | "context" | "nothing";
+  why: string;
+}
+
+/** The directory a bus's hook record goes to, or undefined when it has none (`:memory:`). */
+export function recordDir(
+  config: Pick<ResolvedConfig, "dbPath">,
+  env: Record<string, string | undefined>,
+) {
+  const path = config.dbPath;
+  if (path === ":memory:") return undefined;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
+    const home = homeDir(env);
+    return home ? `${home}/.agent_bus` : undefined;
+  }
+  return path.replace(/[\\/][^\\/]*$/, "") || "/";
+}
+
+/** Append `trace` to the record in `dir` (see the module's note); never throws. */
+export function writeRecord(dir: string | undefined, trace: HookTrace, debug: boolean): void {
+  const line = JSON.stringify({ at: new Date().toISOString(), pid: Deno.pid, ...trace });
+  if (debug) Deno.stderr.writeSync(new TextEncoder().encode(`agent-bus hook: ${line}\n`));
+  if (dir === undefined) return;
+  const path = `${dir}/${RECORD_FILE}`;
+  try {
+    try {
+      if (Deno.statSync(path).size >= MAX_RECORD_BYTES) Deno.renameSync(path, `${path}.1`);
+    } catch { /* absent: created below */ }
+    Deno.writeTextFileSync(path, `${line}\n`, { append: true, create: true, mode: 0o600 });
+  } catch { /* a record is a help, never a failure */ }
+}
