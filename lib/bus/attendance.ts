@@ -6,9 +6,13 @@
  * A record holds the host, the server's pid, its parent's pid (the client
  * that started it), its working directory, its profile and mail or role
  * name; the topics it joins and the questions it asks are added inside the
- * transactions that join and ask. The record goes when the server stops; a
- * hook ignores (and removes) the record of a server that died without
- * stopping. Recording never fails a tool call: a server that cannot record
+ * transactions that join and ask. The record goes when the server stops.
+ * A server that died without stopping leaves it, and whoever notices first
+ * removes it: on its host, a hook (the pid is gone, or now another
+ * process's); on any host, every server, which refreshes its own record
+ * every {@linkcode SESSION_REFRESH_SECONDS} and removes those not refreshed
+ * for {@linkcode SESSION_EXPIRY_SECONDS} (when it starts, and at each
+ * refresh). Recording never fails a tool call: a server that cannot record
  * itself (an HTTP session, a store error) simply has no record.
  *
  * @module
@@ -17,14 +21,21 @@
 import type { Logger } from "../log.ts";
 import {
   deleteSession,
+  forgetExpiredSessions,
   forgetSessionQuestion,
   insertSession,
   recordSessionQuestion,
   recordSessionTopic,
+  touchSession,
 } from "../store/sessions.ts";
 import type { Store } from "../store/mod.ts";
 import { newId } from "./ids.ts";
 import { type Bus, write } from "./mod.ts";
+
+/** How often a running server says so in its record. */
+export const SESSION_REFRESH_SECONDS = 60;
+/** A record not refreshed for this long belongs to a server that is gone. */
+export const SESSION_EXPIRY_SECONDS = 5 * SESSION_REFRESH_SECONDS;
 
 /** Where this process runs: what a hook compares with its own. */
 export interface ProcessPlace {
@@ -56,10 +67,24 @@ export class SessionRecord {
   /** The record's id (`bus_sessions.session_id`). */
   readonly id: string;
   readonly #bus: Bus;
+  readonly #refresh: ReturnType<typeof setInterval>;
 
   private constructor(bus: Bus, id: string) {
     this.#bus = bus;
     this.id = id;
+    this.#refresh = setInterval(() => void this.#touch(), SESSION_REFRESH_SECONDS * 1000);
+    Deno.unrefTimer(this.#refresh);
+  }
+
+  /** Say this server still runs, and remove the records of servers that stopped saying so. */
+  async #touch(): Promise<void> {
+    const now = this.#bus.now();
+    await write(this.#bus, () => {
+      touchSession(this.#bus.store, this.id, now);
+      forgetExpiredSessions(this.#bus.store, now - SESSION_EXPIRY_SECONDS);
+    }).catch((error) =>
+      this.#bus.log.warn("Could not refresh this session's record", { error: String(error) })
+    );
   }
 
   /**
@@ -74,7 +99,9 @@ export class SessionRecord {
     const place = session.place ?? processPlace();
     const id = newId();
     try {
-      await write(bus, () =>
+      await write(bus, () => {
+        const now = bus.now();
+        forgetExpiredSessions(bus.store, now - SESSION_EXPIRY_SECONDS);
         insertSession(bus.store, {
           session_id: id,
           host: place.host,
@@ -83,8 +110,10 @@ export class SessionRecord {
           cwd: place.cwd,
           profile: session.profile,
           agent: session.agent ?? null,
-          started_at: bus.now(),
-        }));
+          started_at: now,
+          seen_at: now,
+        });
+      });
       return new SessionRecord(bus, id);
     } catch (error) {
       bus.log.warn("Could not record this session for the hooks", { error: String(error) });
@@ -110,6 +139,7 @@ export class SessionRecord {
 
   /** Remove the record (the server is stopping). */
   async close(): Promise<void> {
+    clearInterval(this.#refresh);
     await write(this.#bus, () => deleteSession(this.#bus.store, this.id)).catch(() => {});
   }
 }

@@ -77,46 +77,75 @@ export interface HookPlace {
   host: string;
   /** The hook's ancestors, nearest first (its parent first); undefined when unknown. */
   ancestors: number[] | undefined;
-  /** Pids alive now; undefined when unknown. */
-  alive: Set<number> | undefined;
+  /** Pids alive now, with when each started (Unix seconds) where known; undefined when unknown. */
+  alive: Map<number, number | undefined> | undefined;
   /** The working directories the client reported (its `cwd`, its project dir). */
   cwds: string[];
+}
+
+/** The sessions {@linkcode matchSessions} found, those of servers that are gone, and how. */
+export interface SessionMatch {
+  mine: SessionRow[];
+  dead: SessionRow[];
+  by: string;
+}
+
+/**
+ * How far a server's recorded start may be before its process's start as
+ * `ps` reports it (whole seconds) and still be that process.
+ */
+const START_SLACK_SECONDS = 2;
+
+/**
+ * Whether the server that made `row` still runs: its pid is alive and that
+ * process started before the record was made (a pid reused later is another
+ * process).
+ */
+export function serverRuns(row: SessionRow, alive: Map<number, number | undefined>): boolean {
+  if (!alive.has(row.server_pid)) return false;
+  const started = alive.get(row.server_pid);
+  return started === undefined || started <= row.started_at + START_SLACK_SECONDS;
 }
 
 /**
  * The recorded sessions that are this hook's: those whose client is the
  * nearest of the hook's ancestors (a client with two agent-bus servers has
- * two), else those started in one of `place.cwds`. Records of servers that
- * are no longer running are returned apart, to be removed.
- *
- * The process tree costs a `ps` run, so it is read only when the working
- * directory does not settle it: no record there, or records of more than
- * one client.
+ * two), else those started in one of `place.cwds` (when one client has
+ * records there, they are its own without asking the tree). Records of
+ * servers that no longer run (gone, or their pid reused) are returned
+ * apart, to be removed: the process tree (one `ps` run) is read whenever
+ * this host has records, since a hook must never act on a record of a
+ * server that is gone.
  */
 export async function matchSessions(
   bus: Bus,
   hook: Omit<HookPlace, "ancestors" | "alive">,
   readTree: () => Promise<Pick<HookPlace, "ancestors" | "alive"> | undefined>,
-): Promise<{ mine: SessionRow[]; dead: SessionRow[] }> {
+): Promise<SessionMatch> {
   const rows = bus.store.read(() => sessionsOnHost(bus.store, hook.host));
-  const here = rows.filter((row) => row.cwd !== "" && hook.cwds.includes(row.cwd));
-  if (here.length > 0 && here.every((row) => row.client_pid === here[0]!.client_pid)) {
-    return { mine: here, dead: [] };
-  }
-  const place: HookPlace = { ...hook, ancestors: undefined, alive: undefined, ...await readTree() };
-  const dead = place.alive ? rows.filter((row) => !place.alive!.has(row.server_pid)) : [];
+  if (rows.length === 0) return { mine: [], dead: [], by: "no sessions on this host" };
+  const tree = await readTree();
+  const alive = tree?.alive;
+  const dead = alive ? rows.filter((row) => !serverRuns(row, alive)) : [];
   const live = rows.filter((row) => !dead.includes(row));
-  if (place.ancestors) {
+  const here = live.filter((row) => row.cwd !== "" && hook.cwds.includes(row.cwd));
+  if (here.length > 0 && here.every((row) => row.client_pid === here[0]!.client_pid)) {
+    return { mine: here, dead, by: "working directory" };
+  }
+  const ancestors = tree?.ancestors;
+  if (ancestors) {
     let nearest = Infinity;
     for (const row of live) {
-      const depth = place.ancestors.indexOf(row.client_pid);
+      const depth = ancestors.indexOf(row.client_pid);
       if (depth >= 0 && depth < nearest) nearest = depth;
     }
     if (nearest !== Infinity) {
-      return { mine: live.filter((row) => row.client_pid === place.ancestors![nearest]), dead };
+      const mine = live.filter((row) => row.client_pid === ancestors[nearest]);
+      return { mine, dead, by: "client process" };
     }
   }
-  return { mine: live.filter((row) => row.cwd !== "" && place.cwds.includes(row.cwd)), dead };
+  const mine = live.filter((row) => row.cwd !== "" && hook.cwds.includes(row.cwd));
+  return { mine, dead, by: "working directory, no client process among the hook's ancestors" };
 }
 
 /** Remove the records of servers that died without removing them. */
@@ -138,16 +167,33 @@ export function excerpt(body: string): string {
 }
 
 /**
- * Everything waiting for `sessions`, in one read: news in the topics each
- * holds a name in, and what `watchOf` says its profile watches besides.
+ * The sessions of the clients a hook matched, read again at each look (a
+ * server its client starts, or restarts, while the hook waits is counted),
+ * leaving out the records found to be gone.
+ */
+export interface SessionsOf {
+  host: string;
+  clients: Set<number>;
+  gone: Set<string>;
+}
+
+/**
+ * Everything waiting for the sessions `of` (given, or read in the same
+ * snapshot), in one read: news in the topics each holds a name in, and what
+ * `watchOf` says its profile watches besides.
  */
 export function unreadFor(
   bus: Bus,
-  sessions: SessionRow[],
+  of: SessionRow[] | SessionsOf,
   watchOf: (profile: string) => { mail: boolean; questionQueue: boolean },
 ): UnreadItem[] {
   const { store } = bus;
   return store.read(() => {
+    const sessions = Array.isArray(of)
+      ? of
+      : sessionsOnHost(store, of.host).filter((row) =>
+        of.clients.has(row.client_pid) && !of.gone.has(row.session_id)
+      );
     const items: UnreadItem[] = [];
     const seenTopics = new Set<string>();
     for (const session of sessions) {

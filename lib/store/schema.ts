@@ -506,6 +506,34 @@ CREATE TABLE IF NOT EXISTS bus_chat_events (
 );
 `,
   },
+  {
+    version: 13,
+    description: "session records of dead servers expire (issue 37)",
+    // A server refreshes its record's `seen_at` while it runs; a record not refreshed for
+    // the expiry is a server that is gone, on any host, and whoever sees it first removes it.
+    // The table is rebuilt (SQLite has no ADD COLUMN IF NOT EXISTS) so that running this again
+    // changes nothing; records of servers running now get the expiry from now.
+    sql: `
+CREATE TABLE IF NOT EXISTS bus_sessions_13 (
+  session_id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  server_pid INTEGER NOT NULL,
+  client_pid INTEGER NOT NULL,
+  cwd TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  agent TEXT NULL,
+  started_at REAL NOT NULL,
+  seen_at REAL NOT NULL
+);
+INSERT OR IGNORE INTO bus_sessions_13
+  SELECT session_id, host, server_pid, client_pid, cwd, profile, agent, started_at,
+         CAST(strftime('%s', 'now') AS REAL)
+  FROM bus_sessions;
+DROP TABLE bus_sessions;
+ALTER TABLE bus_sessions_13 RENAME TO bus_sessions;
+CREATE INDEX IF NOT EXISTS bus_sessions_host ON bus_sessions (host, client_pid);
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */

@@ -21,6 +21,8 @@ export interface SessionRow {
   /** The mail identity (peerbus) or the role's name (teacher, student), if any. */
   agent: string | null;
   started_at: number;
+  /** When the server last said it runs (Unix seconds). */
+  seen_at: number;
 }
 
 /** A topic a session joined, under the name it joined as. */
@@ -33,8 +35,9 @@ export interface SessionTopicRow {
 /** Record a server's session. */
 export function insertSession(store: Store, row: SessionRow): void {
   store.stmt(
-    `INSERT INTO bus_sessions (session_id, host, server_pid, client_pid, cwd, profile, agent, started_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO bus_sessions
+       (session_id, host, server_pid, client_pid, cwd, profile, agent, started_at, seen_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     row.session_id,
     row.host,
@@ -44,7 +47,22 @@ export function insertSession(store: Store, row: SessionRow): void {
     row.profile,
     row.agent,
     row.started_at,
+    row.seen_at,
   );
+}
+
+/** The server of `sessionId` still runs, as of `now`. */
+export function touchSession(store: Store, sessionId: string, now: number): void {
+  store.stmt("UPDATE bus_sessions SET seen_at = ? WHERE session_id = ?").run(now, sessionId);
+}
+
+/** Forget the sessions (and their lists) whose server has not said it runs since `before`. */
+export function forgetExpiredSessions(store: Store, before: number): void {
+  const expired = "SELECT session_id FROM bus_sessions WHERE seen_at < ?";
+  for (const table of ["bus_session_topics", "bus_session_questions"]) {
+    store.stmt(`DELETE FROM ${table} WHERE session_id IN (${expired})`).run(before);
+  }
+  store.stmt("DELETE FROM bus_sessions WHERE seen_at < ?").run(before);
 }
 
 /** Forget a session and its lists. */

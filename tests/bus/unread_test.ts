@@ -47,7 +47,11 @@ Deno.test("a student's settled answer, a teacher's queue and peer-bus mail are r
     (await matchSessions(
       bus,
       { host: "test-host", cwds: [] },
-      () => Promise.resolve({ ancestors: [client], alive: new Set([101, 201, 301]) }),
+      () =>
+        Promise.resolve({
+          ancestors: [client],
+          alive: new Map([101, 201, 301].map((pid) => [pid, undefined])),
+        }),
     )).mine[0]!;
   const studentRow = await rowOf(100);
   const teacherRow = await rowOf(200);
@@ -132,8 +136,8 @@ Deno.test("a hook's sessions: the nearest ancestor's, else its working directory
     place: place(31, 30, "/c"),
   }))!;
   const ids = (rows: { session_id: string }[]) => rows.map((r) => r.session_id).sort();
-  const tree = (ancestors: number[]) => () =>
-    Promise.resolve({ ancestors, alive: new Set([11, 12, 21, 10, 20, 1]) });
+  const alive = new Map([11, 12, 21, 10, 20, 1, 41, 51].map((pid) => [pid, undefined]));
+  const tree = (ancestors: number[]) => () => Promise.resolve({ ancestors, alive });
 
   // Two clients in /a: the process tree decides; a client with two servers gets both.
   let found = await matchSessions(bus, { host: "test-host", cwds: ["/a"] }, tree([99, 10, 5, 1]));
@@ -145,15 +149,13 @@ Deno.test("a hook's sessions: the nearest ancestor's, else its working directory
   assert.deepEqual(found.mine, []);
   assert.deepEqual(ids(found.dead), [dead.id]);
   await forgetSessions(bus, found.dead);
-  // One client in a directory: no process tree needed.
+  // One client in a directory: its records, once the tree says its server runs.
   const c = (await SessionRecord.open(bus, {
     profile: "peer",
     agent: undefined,
     place: place(41, 40, "/d"),
   }))!;
-  found = await matchSessions(bus, { host: "test-host", cwds: ["/d"] }, () => {
-    throw new Error("ps should not run");
-  });
+  found = await matchSessions(bus, { host: "test-host", cwds: ["/d"] }, tree([40]));
   assert.deepEqual(ids(found.mine), [c.id]);
   // Another host's records are never this hook's.
   found = await matchSessions(bus, { host: "other-host", cwds: ["/d"] }, tree([40]));

@@ -37,7 +37,7 @@ sqliteTest(
     const out = result.stdout;
     assert.match(out, /^agent-bus doctor \(/);
     assert.match(out, new RegExp(`✔ Database\\s+${dbPath.replaceAll(".", "\\.")} \\(`));
-    assert.match(out, /✔ Schema\s+Agent Bus v6, our tables at level 12 of 12/);
+    assert.match(out, /✔ Schema\s+Agent Bus v6, our tables at level 13 of 13/);
     assert.match(out, /✔ SQLite\s+3\.\d+\.\d+, FTS5 available, journal mode wal/);
     assert.match(
       out,

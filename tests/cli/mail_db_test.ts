@@ -144,6 +144,7 @@ sqliteTest(
       10,
       11,
       12,
+      13,
     ]);
     const untouched = new DatabaseSync(dbPath, { readOnly: true });
     assert.equal(
@@ -156,9 +157,9 @@ sqliteTest(
     assert.equal(applied.code, 0, applied.stderr);
     assert.match(
       applied.stdout,
-      /Applied 9 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting.*\n {2}7\. find mail by sender.*\n {2}8\. the AgentChatBus dialect.*\n {2}9\. who each MCP session is.*\n {2}10\. the full-text index.*\n {2}11\. agents that lost a race.*\n {2}12\. what changed besides messages/,
+      /Applied 10 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting.*\n {2}7\. find mail by sender.*\n {2}8\. the AgentChatBus dialect.*\n {2}9\. who each MCP session is.*\n {2}10\. the full-text index.*\n {2}11\. agents that lost a race.*\n {2}12\. what changed besides messages.*\n {2}13\. session records of dead servers expire/,
     );
-    assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 12\)/);
+    assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 13\)/);
     await using peer = await startPeer({ dbPath });
     const found = await peer.ok("messages_search", { query: "survives", mode: "fts" }) as {
       results: unknown[];

@@ -1,8 +1,10 @@
 /**
  * The hook's view of the process tree: which processes are its ancestors
- * (the client that ran it is one of them) and which are alive. Read with
- * one `ps` run (Linux, macOS, the BSDs); where there is no `ps`, both are
- * unknown and the hook falls back to matching working directories.
+ * (the client that ran it is one of them), which are alive, and since when
+ * (so a pid reused by a later process is not taken for the server that
+ * had it). Read with one `ps` run (Linux, macOS, the BSDs; the start time
+ * where `ps` has `etimes`); where there is no `ps`, all of it is unknown and
+ * the hook falls back to matching working directories.
  *
  * @module
  */
@@ -10,20 +12,27 @@
 /** Ancestors are followed this far up at most. */
 const MAX_DEPTH = 32;
 
-/** The ancestors of this process, nearest first, and the pids alive now. */
+/** The ancestors of this process, nearest first, and the pids alive now with their start. */
 export interface ProcessTree {
   ancestors: number[];
-  alive: Set<number>;
+  /** Each live pid, and when it started (Unix seconds) where `ps` says. */
+  alive: Map<number, number | undefined>;
 }
 
-/** Parse `ps -A -o pid=,ppid=` output into parent links. */
-export function parsePs(text: string): Map<number, number> {
+/** Parent links and start times read from `ps -A -o pid=,ppid=[,etimes=]` at `now` (Unix s). */
+export function parsePs(
+  text: string,
+  now: number,
+): { parents: Map<number, number>; started: Map<number, number | undefined> } {
   const parents = new Map<number, number>();
+  const started = new Map<number, number | undefined>();
   for (const line of text.split("\n")) {
-    const [pid, ppid] = line.trim().split(/\s+/, 2).map(Number);
-    if (Number.isInteger(pid) && Number.isInteger(ppid)) parents.set(pid!, ppid!);
+    const [pid, ppid, elapsed] = line.trim().split(/\s+/, 3).map(Number);
+    if (!Number.isInteger(pid) || !Number.isInteger(ppid)) continue;
+    parents.set(pid!, ppid!);
+    started.set(pid!, Number.isFinite(elapsed) ? now - elapsed! : undefined);
   }
-  return parents;
+  return { parents, started };
 }
 
 /** Follow parent links up from `start` (included), stopping at a loop, pid 0/1, or the cap. */
@@ -41,17 +50,24 @@ export function ancestorsOf(parents: Map<number, number>, start: number): number
 /** This process's ancestors and the live pids, or undefined when `ps` cannot be run. */
 export async function readProcessTree(): Promise<ProcessTree | undefined> {
   if (Deno.build.os === "windows") return undefined;
-  try {
-    const output = await new Deno.Command("ps", {
-      args: ["-A", "-o", "pid=,ppid="],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    if (!output.success) return undefined;
-    const parents = parsePs(new TextDecoder().decode(output.stdout));
-    return { ancestors: ancestorsOf(parents, Deno.ppid), alive: new Set(parents.keys()) };
-  } catch {
-    return undefined;
+  // `etimes` (seconds since start) is procps' and the BSDs'; without it, start times are unknown.
+  for (const columns of ["pid=,ppid=,etimes=", "pid=,ppid="]) {
+    try {
+      const output = await new Deno.Command("ps", {
+        args: ["-A", "-o", columns],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      if (!output.success) continue;
+      const { parents, started } = parsePs(
+        new TextDecoder().decode(output.stdout),
+        Date.now() / 1000,
+      );
+      return { ancestors: ancestorsOf(parents, Deno.ppid), alive: started };
+    } catch {
+      return undefined;
+    }
   }
+  return undefined;
 }

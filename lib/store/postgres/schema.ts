@@ -371,6 +371,15 @@ CREATE TABLE bus_chat_events (
 );
 `,
   },
+  {
+    version: 5,
+    description: "session records of dead servers expire (SQLite migration 13)",
+    sql: `
+ALTER TABLE bus_sessions ADD COLUMN IF NOT EXISTS seen_at double precision NOT NULL
+  DEFAULT extract(epoch FROM now());
+ALTER TABLE bus_sessions ALTER COLUMN seen_at DROP DEFAULT;
+`,
+  },
 ];
 
 /** The newest migration level this build knows. */
