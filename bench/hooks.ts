@@ -7,6 +7,7 @@
  * @module
  */
 
+import { STOP_REASON_HEADER } from "../lib/cli/hook/reason.ts";
 import { hookShell, startFakeClient } from "../tests/_helpers/hook.ts";
 import { startPeer } from "../tests/_helpers/peer.ts";
 import { type Distribution, distribution } from "./_stats.ts";
@@ -15,8 +16,12 @@ import { type Distribution, distribution } from "./_stats.ts";
 export interface HooksResult {
   /** `UserPromptSubmit` with one unread topic: a read and a line of context. */
   prompt: Distribution;
-  /** `Stop` with a new message each time: a read, a write, a block. */
+  /** `Stop` with a new message each time: a read, a write, a block (Claude Code's). */
   stop: Distribution;
+  /** Each client's stop hook as installed, blocking each time (Codex `Stop`, Gemini `AfterAgent`). */
+  stops: { client: string; event: string; times: Distribution }[];
+  /** Gemini's `BeforeAgent` run again on the resumed turn with the deny's reason: answered unopened. */
+  resumed: Distribution;
   /** `Stop --wait`: from a message's commit to the hook's exit with the block. */
   wake: Distribution;
 }
@@ -61,6 +66,27 @@ export async function benchHooks(dir: string, runs: number, wakes: number): Prom
     stop.push(await time(onStop, input("s", true), "block"));
   }
 
+  const stops = [{ client: "claude-code", event: "Stop", times: distribution(stop) }];
+  for (const [client, event] of [["codex", "Stop"], ["gemini", "AfterAgent"]] as const) {
+    const command = hookShell(db, { client, event, maxBlocks: 1000 });
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      await send(`message for ${client} ${i}`);
+      times.push(await time(command, input(client, true), client === "gemini" ? "deny" : "block"));
+    }
+    stops.push({ client, event, times: distribution(times) });
+  }
+  const onResume = hookShell(db, { client: "gemini", event: "BeforeAgent" });
+  const resumed: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const result = await agent.hook(onResume, {
+      ...input("r", false),
+      prompt: `${STOP_REASON_HEADER}\n- Topic "hooks"…`,
+    });
+    if (JSON.stringify(result.out) !== "{}") throw new Error("the resumed turn got the news again");
+    resumed.push(result.ms!);
+  }
+
   const onCall = hookShell(db, { client: "claude-code", event: "Stop", wait: 30 });
   const wake: number[] = [];
   for (let i = 0; i < wakes; i++) {
@@ -76,5 +102,11 @@ export async function benchHooks(dir: string, runs: number, wakes: number): Prom
     if (result.out.decision !== "block") throw new Error("the on-call hook did not block");
     wake.push(performance.now() - sent);
   }
-  return { prompt: distribution(prompt), stop: distribution(stop), wake: distribution(wake) };
+  return {
+    prompt: distribution(prompt),
+    stop: distribution(stop),
+    stops,
+    resumed: distribution(resumed),
+    wake: distribution(wake),
+  };
 }

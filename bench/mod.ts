@@ -61,11 +61,11 @@ try {
 }
 
 /**
- * `--only secrets,streams,fairness`: those benchmarks alone, printed and
+ * `--only secrets,streams,fairness,hooks`: those benchmarks alone, printed and
  * appended to docs/BENCHMARKS.md as a partial run (the summary stays).
  */
 async function runSome(names: string[]): Promise<void> {
-  const known = ["secrets", "streams", "fairness"];
+  const known = ["secrets", "streams", "fairness", "hooks"];
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length > 0) throw new Error(`--only takes ${known.join(", ")}; not ${unknown}`);
   const results: Parameters<typeof partialTable>[0] = {};
@@ -80,6 +80,10 @@ async function runSome(names: string[]): Promise<void> {
   if (names.includes("fairness")) {
     progress("chatbus: four agents racing in the strict loop");
     results.fairness = await benchChatFairness(dir, { agents: 4, posts: size(1000, 200) });
+  }
+  if (names.includes("hooks")) {
+    progress("hooks: each client's stop hook, the resumed turn, on-call wake-up");
+    results.hooks = await benchHooks(dir, size(200, 50), size(20, 5));
   }
   const table = partialTable(results);
   await Deno.stdout.write(new TextEncoder().encode(`${table}\n`));

@@ -583,13 +583,41 @@ function replaceSummary(text: string, block: string): string {
   return text.replace(/<!-- bench:summary -->[\s\S]*?<!-- \/bench:summary -->/, block);
 }
 
+/** Each client's hook as installed, the resumed Gemini turn, and the on-call answer. */
+function hookRows(hooks: HooksResult): string[][] {
+  return [
+    ...hooks.stops.map((s) => [
+      `Hook run: ${s.client} ${s.event} that blocks, p50 / p99 (${s.times.samples} runs)`,
+      "≤ 50 ms p99 (quiet machine)",
+      `${ms(s.times.p50)} / ${ms(s.times.p99)}`,
+    ]),
+    [
+      `Hook run: gemini BeforeAgent on the resumed turn (answered unopened), p50 / p99 (${hooks.resumed.samples})`,
+      "",
+      `${ms(hooks.resumed.p50)} / ${ms(hooks.resumed.p99)}`,
+    ],
+    [
+      `Hook run: prompt hook (1 unread, context line), p50 / p99 (${hooks.prompt.samples})`,
+      "",
+      `${ms(hooks.prompt.p50)} / ${ms(hooks.prompt.p99)}`,
+    ],
+    [
+      `On call: message commit → stop hook answers, p50 / max (${hooks.wake.samples})`,
+      "",
+      `${ms(hooks.wake.p50)} / ${ms(hooks.wake.max)}`,
+    ],
+  ];
+}
+
 /** The rows of a run of `--only` (some benchmarks, not the summary's). */
 export function partialTable(r: {
   secrets?: SecretsCost[];
   streams?: StreamsResult;
   fairness?: LoopTally;
+  hooks?: HooksResult;
 }): string {
   const rows: string[][] = [];
+  if (r.hooks) rows.push(...hookRows(r.hooks));
   for (const cost of r.secrets ?? []) {
     rows.push([
       `Secret screen per message: ${cost.name}`,

@@ -12,6 +12,7 @@ export const CLIENT_PACKAGES = {
   gemini: "@google/gemini-cli@0.61.0",
   conformance: "@modelcontextprotocol/conformance@0.1.16",
   opencode: "opencode-ai@1.18.33",
+  codex: "@openai/codex@0.169.0",
 } as const;
 
 /** Where the clients live, and why they are missing if they are. */

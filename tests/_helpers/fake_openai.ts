@@ -15,13 +15,20 @@ import { type FakeModel, nextCall, type ScriptedCall, serveFakeModel } from "./f
  * Serve a scripted model. `script[i].name` is `namespace/function`
  * (`mcp__agent_bus/sync`).
  */
-export function startFakeOpenAI(script: readonly ScriptedCall[]): FakeModel {
+export function startFakeOpenAI(
+  script: readonly ScriptedCall[],
+  options: {
+    /** Awaited before each text answer (the script is done). */
+    beforeText?: () => Promise<void>;
+  } = {},
+): FakeModel {
   let count = 0;
   return serveFakeModel(async (req, state) => {
     const url = new URL(req.url);
     if (req.method !== "POST" || !url.pathname.endsWith("/responses")) return Response.json({});
     const body = JSON.parse(await req.text()) as { input?: Record<string, unknown>[] };
     state.requests.push(body);
+    state.requestTimes.push(performance.now());
     const seen = new Set(state.results.map((r) => r.toolUseId));
     for (const item of body.input ?? []) {
       if (item.type !== "function_call_output" || seen.has(String(item.call_id))) continue;
@@ -48,6 +55,7 @@ export function startFakeOpenAI(script: readonly ScriptedCall[]): FakeModel {
         status: "completed",
       };
     } else {
+      await options.beforeText?.();
       item = {
         type: "message",
         id: `msg_${n}`,

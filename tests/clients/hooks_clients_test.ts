@@ -6,7 +6,10 @@
  * turn; just then another process posts a message to it; the client's stop
  * hook blocks, and the model's next request carries the hook's reason with
  * the message. On call (`--wait`), a message posted while the stop hook
- * waits brings the next request within a second.
+ * waits brings the next request within a second. Codex (`codex exec`, no
+ * bypass flag) runs only hooks its user trusted: `install --trust` has Codex
+ * trust them through its own app-server, and its Stop hook then holds the
+ * turn like the others.
  */
 
 import assert from "node:assert/strict";
@@ -14,6 +17,7 @@ import { installClients } from "../_helpers/clients.ts";
 import { cli, denoCacheDir } from "../_helpers/cli.ts";
 import { startFakeAnthropic } from "../_helpers/fake_anthropic.ts";
 import { startFakeGemini } from "../_helpers/fake_gemini.ts";
+import { startFakeOpenAI } from "../_helpers/fake_openai.ts";
 import type { FakeModel } from "../_helpers/fake_model.ts";
 import { run } from "../_helpers/run.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -67,6 +71,32 @@ async function runClaude(home: string, project: string, model: FakeModel) {
     ANTHROPIC_API_KEY: "sk-ant-fake",
     DISABLE_AUTOUPDATER: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DENO_DIR: await denoCacheDir(),
+  }, { cwd: project });
+}
+
+/** Gemini CLI set to an API key (the fake's), with our hooks installed. */
+async function installGemini(home: string, db: string, ...flags: string[]) {
+  await Deno.mkdir(`${home}/.gemini`);
+  await Deno.writeTextFile(
+    `${home}/.gemini/settings.json`,
+    JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }),
+  );
+  await install(home, db, "gemini", ...flags);
+}
+
+async function runGemini(home: string, project: string, model: FakeModel) {
+  return await run(clients.bin("gemini"), [
+    "-m",
+    "gemini-2.5-flash",
+    "-p",
+    "Join release-1.4 and wait for work.",
+  ], {
+    HOME: home,
+    PATH: Deno.env.get("PATH") ?? "",
+    GEMINI_API_KEY: "fake-key",
+    GOOGLE_GEMINI_BASE_URL: model.url,
+    GEMINI_CLI_TRUST_WORKSPACE: "true",
     DENO_DIR: await denoCacheDir(),
   }, { cwd: project });
 }
@@ -150,12 +180,7 @@ Deno.test({
   async fn() {
     await using tmp = await tmpDir();
     const { home, project, db } = await setUp(tmp.path);
-    await Deno.mkdir(`${home}/.gemini`);
-    await Deno.writeTextFile(
-      `${home}/.gemini/settings.json`,
-      JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }),
-    );
-    await install(home, db, "gemini");
+    await installGemini(home, db);
     let posted = false;
     await using model = startFakeGemini(
       [{ name: "mcp_agent-bus_topic_join", input: JOIN }],
@@ -167,24 +192,50 @@ Deno.test({
         },
       },
     );
-    const result = await run(clients.bin("gemini"), [
-      "-m",
-      "gemini-2.5-flash",
-      "-p",
-      "Join release-1.4 and wait for work.",
-    ], {
-      HOME: home,
-      PATH: Deno.env.get("PATH") ?? "",
-      GEMINI_API_KEY: "fake-key",
-      GOOGLE_GEMINI_BASE_URL: model.url,
-      GEMINI_CLI_TRUST_WORKSPACE: "true",
-      DENO_DIR: await denoCacheDir(),
-    }, { cwd: project });
+    const result = await runGemini(home, project, model);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.equal(model.results.length, 1, `the join ran:\n${result.stdout}\n${result.stderr}`);
     const held = requestWith(model, "Gemini, please check the changelog.");
     assert.ok(held > 0, `a request carried the message:\n${result.stdout}\n${result.stderr}`);
-    assert.match(JSON.stringify(model.requests[held]), /agent-bus: messages are waiting for you/);
+    const request = JSON.stringify(model.requests[held]);
+    assert.match(request, /agent-bus: messages are waiting for you/);
+    // Once: the BeforeAgent hook Gemini CLI runs on the resumed turn adds no second copy.
+    assert.doesNotMatch(request, /agent-bus: 1 unread on release-1\.4/);
+    assert.equal(request.split("Gemini, please check the changelog.").length - 1, 1);
+  },
+});
+
+Deno.test({
+  name:
+    `Gemini CLI -p on call: an answer committed while the AfterAgent hook waits reaches the model${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const { home, project, db } = await setUp(tmp.path);
+    await installGemini(home, db, "--wait", "10");
+    let postedAt = 0;
+    let answeredAt = 0;
+    await using model = startFakeGemini(
+      [{ name: "mcp_agent-bus_topic_join", input: JOIN }],
+      {
+        beforeText() {
+          if (answeredAt === 0) {
+            answeredAt = performance.now();
+            // The answer comes while the hook waits (the scenario's delay, not a synchronisation).
+            setTimeout(async () => {
+              postedAt = await post(db, "On-call answer: ship it.");
+            }, 2900);
+          }
+          return Promise.resolve();
+        },
+      },
+    );
+    const result = await runGemini(home, project, model);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    const held = requestWith(model, "On-call answer: ship it.");
+    const log = await Deno.readTextFile(`${tmp.path}/hooks.log`).catch(() => "(no hooks.log)");
+    assert.ok(held > 0, `a request carried the answer:\n${log}\n${result.stderr}`);
+    assert.ok(postedAt > answeredAt, "posted after the turn ended");
   },
 });
 
@@ -239,5 +290,119 @@ Deno.test({
       "beta's hook did not report alpha's message",
     );
     assert.equal(requestWith(a, "Only for beta"), -1, "alpha's hook did not report beta's message");
+  },
+});
+
+/** PATH with the pinned Codex first, as a user who installed it has. */
+const codexPath = () =>
+  `${clients.bin("codex").replace(/\/codex$/, "")}:${Deno.env.get("PATH") ?? ""}`;
+
+/** A HOME whose Codex talks to `model` (a fake Responses API), before `install` adds to it. */
+async function codexHome(home: string, model: FakeModel) {
+  await Deno.mkdir(`${home}/.codex`, { recursive: true });
+  await Deno.writeTextFile(
+    `${home}/.codex/config.toml`,
+    [
+      `model = "gpt-fake"`,
+      `model_provider = "fake"`,
+      `[model_providers.fake]`,
+      `name = "fake"`,
+      `base_url = "${model.url}/v1"`,
+      `wire_api = "responses"`,
+      `env_key = "FAKE_KEY"`,
+      `[hooks.state."/elsewhere/hooks.json:stop:0:0"]`,
+      `trusted_hash = "sha256:someone-else"`,
+      "",
+    ].join("\n"),
+  );
+}
+
+Deno.test({
+  name:
+    `Codex: install --trust has Codex trust the hooks through its app-server; doctor shows hooks it does not trust as failing, with the fix${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const { home, project, db } = await setUp(tmp.path);
+    await using model = startFakeOpenAI([]);
+    await codexHome(home, model);
+    const env = { HOME: home, AGENT_BUS_DB: db, PATH: codexPath() };
+    // Without --trust, Codex lists them untrusted: doctor says so and how to fix it.
+    const plain = await cli(["install", "codex", "--hooks"], env, { cwd: project });
+    assert.equal(plain.code, 0, plain.stderr);
+    const before = await cli(["doctor"], env, { cwd: project });
+    assert.match(
+      before.stdout,
+      /✘ Hooks \(Codex\).*Codex does not trust SessionStart, UserPromptSubmit, Stop/,
+    );
+    assert.match(before.stdout, /agent-bus install codex --hooks --trust.*type \/hooks/s);
+
+    const trusted = await cli(["install", "codex", "--hooks", "--trust"], env, { cwd: project });
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.match(
+      trusted.stdout,
+      /Codex trusts the agent-bus hooks \(SessionStart, UserPromptSubmit, Stop\), checked through its app-server \(codex 0\.169\.0\)/,
+    );
+    const config = await Deno.readTextFile(`${home}/.codex/config.toml`);
+    assert.match(config, /trusted_hash = "sha256:someone-else"/, "another hook's trust is kept");
+    assert.equal(config.match(/trusted_hash = "sha256:[0-9a-f]{64}"/g)?.length, 3);
+    const after = await cli(["doctor"], env, { cwd: project });
+    assert.match(after.stdout, /✔ Hooks \(Codex\).*trusted by codex 0\.169\.0/);
+
+    // Without Codex on the PATH, install says exactly what to do by hand.
+    const nowhere = await cli(["install", "codex", "--hooks", "--trust"], {
+      HOME: home,
+      AGENT_BUS_DB: db,
+      PATH: "/usr/bin:/bin",
+    }, { cwd: project });
+    assert.equal(nowhere.code, 0, nowhere.stderr);
+    assert.match(
+      nowhere.stderr,
+      /not on the PATH.*start `codex`, type \/hooks, and trust the agent-bus hooks/,
+    );
+  },
+});
+
+Deno.test({
+  name:
+    `Codex exec, installed with --trust and run without a bypass flag: the Stop hook holds the turn and hands the model the message${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const { home, project, db } = await setUp(tmp.path);
+    let posted = false;
+    await using model = startFakeOpenAI(
+      [{ name: "mcp__agent_bus/topic_join", input: JOIN }],
+      {
+        async beforeText() {
+          if (posted) return;
+          posted = true;
+          await post(db, "Codex agent, please check the changelog.");
+        },
+      },
+    );
+    await codexHome(home, model);
+    const installed = await cli(["install", "codex", "--hooks", "--trust"], {
+      HOME: home,
+      AGENT_BUS_DB: db,
+      PATH: codexPath(),
+    }, { cwd: project });
+    assert.equal(installed.code, 0, installed.stderr);
+    const result = await run(clients.bin("codex"), [
+      "exec",
+      "--skip-git-repo-check",
+      "Join release-1.4 and wait for work.",
+    ], {
+      HOME: home,
+      CODEX_HOME: `${home}/.codex`,
+      PATH: codexPath(),
+      FAKE_KEY: "fake-key",
+      DENO_DIR: await denoCacheDir(),
+    }, { cwd: project });
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.equal(model.results.length, 1, `the join ran:\n${result.stdout}\n${result.stderr}`);
+    const held = requestWith(model, "Codex agent, please check the changelog.");
+    assert.ok(held > 0, `a request carried the message:\n${result.stdout}\n${result.stderr}`);
+    assert.match(JSON.stringify(model.requests[held]), /agent-bus: messages are waiting for you/);
   },
 });

@@ -112,8 +112,10 @@ Deno.test("event streams whose clients never read hold a bounded amount each and
     const before = await rssMB(server.pid);
     await flood(2);
     const grown = (await rssMB(server.pid)) - before;
-    // Eight stuck streams hold at most 4 MiB each (unbounded, they would hold 240 MB).
-    assert.ok(grown < 100, `the server grew by ${grown.toFixed(0)} MB for 8 stuck streams`);
+    // Eight stuck streams hold at most 4 MiB each; unbounded, they would hold 240 MB on top of
+    // the server's own churn (35–90 MB here, more on PostgreSQL's node on a busy machine: 133
+    // MB once), so the bound sits between the two. The bytes each was sent are checked below.
+    assert.ok(grown < 160, `the server grew by ${grown.toFixed(0)} MB for 8 stuck streams`);
     // Each was told to reconnect, and ended, a few MB into the 30.
     for (const [i, conn] of stuck.entries()) {
       const { bytes, tail } = await rest(conn);

@@ -24,6 +24,8 @@ import { type CliContext, type Command, defineCommand, UsageError } from "../com
 import { bytes } from "../format.ts";
 import { CLIENT_IDS, CLIENTS, launchOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
+import { codexHookStatus, untrusted } from "../install/codex_trust.ts";
+import { findExecutable } from "../path_lookup.ts";
 import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
 import { MAIN_PATH, shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../hook/protocols.ts";
@@ -454,7 +456,28 @@ async function checkHookSet(
     };
   }
   const wait = / --wait (\d+)/.exec(stop)?.[1];
-  const shown = `${where}: ${set.events.join(", ")}${wait ? ` (on call, ${wait} s)` : ""}`;
+  let shown = `${where}: ${set.events.join(", ")}${wait ? ` (on call, ${wait} s)` : ""}`;
+  if (set.client === "codex") {
+    const trust = await codexHookStatus({
+      cwd: ctx.cwd,
+      env: ctx.env,
+      commands: [...set.ours.values()],
+    });
+    const left = trust.ok ? untrusted(trust.hooks) : [];
+    if (trust.ok && (left.length > 0 || trust.hooks.length < set.ours.size)) {
+      const names = left.length > 0 ? left.map((h) => h.event).join(", ") : "some of them";
+      return {
+        check: set.title,
+        status: "fail",
+        detail: `${where}: Codex does not trust ${names}, so it runs none of those hooks`,
+        fix: `${again.replace(" --hooks", " --hooks --trust")}, or start \`codex\`, type /hooks ` +
+          "and trust the agent-bus hooks",
+      };
+    }
+    shown += trust.ok
+      ? `; trusted by ${trust.version}`
+      : `; Codex's trust not checked: ${trust.reason}`;
+  }
   if (Deno.build.os === "windows") return { check: set.title, status: "ok", detail: shown };
   // Run the stop hook as the client would, with an input that matches no session.
   const started = performance.now();
@@ -553,16 +576,5 @@ function exists(path: string): boolean {
 }
 
 function commandExists(command: string, pathVar: string): boolean {
-  const executable = (file: string) => {
-    try {
-      const info = Deno.statSync(file);
-      return info.isFile && (Deno.build.os === "windows" || ((info.mode ?? 0o111) & 0o111) !== 0);
-    } catch {
-      return false;
-    }
-  };
-  if (/[\\/]/.test(command)) return executable(command);
-  return pathVar.split(Deno.build.os === "windows" ? ";" : ":").some((dir) =>
-    dir && executable(`${dir}/${command}`)
-  );
+  return findExecutable(command, pathVar) !== undefined;
 }

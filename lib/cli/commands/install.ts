@@ -26,6 +26,7 @@ import {
   type Places,
   type Scope,
 } from "../install/clients.ts";
+import { CODEX_TRUST_BY_HAND, trustCodexHooks, untrusted } from "../install/codex_trust.ts";
 import { type Edited, editJson, editToml, updateJson } from "../install/config_edit.ts";
 import {
   claudeTrustEdit,
@@ -382,13 +383,43 @@ export const installCommand: Command = defineCommand({
           wait: kindOf(PROTOCOLS[hook], event) === "stop" ? wait : 0,
         })
       : undefined;
-    return await apply(ctx, target, target.client.entry(launch, { trust }), {
+    const code = await apply(ctx, target, target.client.entry(launch, { trust }), {
       hookCommand: hookCommandFor,
       hookTimeout: wait + HOOK_TIMEOUT_MARGIN_SECONDS,
       trust,
     });
+    if (hook === "codex" && hookCommandFor && trust && !target.dryRun) {
+      await trustInCodex(ctx, Object.values(PROTOCOLS.codex.events).map(hookCommandFor));
+    }
+    return code;
   },
 });
+
+/**
+ * Have Codex trust the hooks just written, through its own app-server, and
+ * say whether it took; otherwise say what the user does.
+ */
+async function trustInCodex(ctx: CliContext, commands: string[]): Promise<void> {
+  const outcome = await trustCodexHooks({ cwd: ctx.cwd, env: ctx.env, commands });
+  if (!outcome.ok) {
+    ctx.print.err(
+      `✗ Codex was not asked to trust the hooks: ${outcome.reason}. ${CODEX_TRUST_BY_HAND}.`,
+    );
+    return;
+  }
+  const left = untrusted(outcome.hooks);
+  if (outcome.hooks.length === commands.length && left.length === 0) {
+    ctx.print.out(
+      `Codex trusts the agent-bus hooks (${outcome.hooks.map((h) => h.event).join(", ")}), ` +
+        `checked through its app-server (${outcome.version}).`,
+    );
+    return;
+  }
+  const missing = outcome.hooks.length < commands.length
+    ? `Codex lists ${outcome.hooks.length} of the ${commands.length} agent-bus hooks`
+    : `Codex still does not trust ${left.map((h) => h.event).join(", ")}`;
+  ctx.print.err(`✗ ${missing}. ${CODEX_TRUST_BY_HAND}.`);
+}
 
 /** The `uninstall` command. */
 export const uninstallCommand: Command = defineCommand({
