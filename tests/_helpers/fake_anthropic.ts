@@ -12,6 +12,13 @@ import { type FakeModel, nextCall, type ScriptedCall, serveFakeModel } from "./f
 
 export type { FakeModel, ScriptedCall, SeenResult } from "./fake_model.ts";
 
+/** The tool Claude Code offers while an MCP server is still connecting. */
+const WAIT_TOOL = "WaitForMcpServers";
+/** Its calls' ids, told apart from the script's. */
+const WAIT_PREFIX = "toolu_wait_";
+/** How many times the model waits before giving up on its tools. */
+const MAX_WAITS = 10;
+
 type Block =
   | { type: "text"; text: string }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
@@ -30,6 +37,7 @@ export function startFakeAnthropic(
   } = {},
 ): FakeModel {
   let count = 0;
+  let waits = 0;
   return serveFakeModel(async (req, state) => {
     const url = new URL(req.url);
     if (req.method !== "POST" || url.pathname !== "/v1/messages") return Response.json({});
@@ -46,6 +54,7 @@ export function startFakeAnthropic(
       if (!Array.isArray(message.content)) continue;
       for (const part of message.content as Record<string, unknown>[]) {
         if (part.type !== "tool_result" || seen.has(String(part.tool_use_id))) continue;
+        if (String(part.tool_use_id).startsWith(WAIT_PREFIX)) continue; // not a scripted call
         seen.add(String(part.tool_use_id));
         state.results.push({
           toolUseId: String(part.tool_use_id),
@@ -55,8 +64,19 @@ export function startFakeAnthropic(
         });
       }
     }
-    const offersTools = script.length > 0 &&
-      (body.tools ?? []).some((tool) => tool.name === script[0]!.name);
+    const offered = (body.tools ?? []).map((tool) => tool.name);
+    const offersTools = script.length > 0 && offered.includes(script[0]!.name);
+    // A model asked to use agent-bus whose server is still starting waits for it, as Claude
+    // Code invites it to, instead of answering without its tools.
+    if (script.length > 0 && !offersTools && offered.includes(WAIT_TOOL) && waits < MAX_WAITS) {
+      const id = `${WAIT_PREFIX}${++waits}`;
+      return reply(
+        body.model ?? "claude",
+        { type: "tool_use", id, name: WAIT_TOOL, input: {} },
+        body.stream === true,
+        ++count,
+      );
+    }
     const next = offersTools ? nextCall(script, state, "toolu") : undefined;
     if (!next && offersTools) await options.beforeText?.();
     const block: Block = next

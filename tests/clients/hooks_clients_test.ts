@@ -406,3 +406,36 @@ Deno.test({
     assert.match(JSON.stringify(model.requests[held]), /agent-bus: messages are waiting for you/);
   },
 });
+
+Deno.test({
+  name:
+    `Claude Code -p with a server that takes 4 s to start: the model waits for it (WaitForMcpServers) and joins${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const { home, project, db } = await setUp(tmp.path);
+    await install(home, db, "claude-code");
+    // A machine so busy that the server answers initialize 4 s after Claude Code starts it.
+    const config = JSON.parse(await Deno.readTextFile(`${home}/.claude.json`));
+    const entry = config.mcpServers["agent-bus"];
+    const quoted = [entry.command, ...entry.args].map((a: string) =>
+      `'${a.replaceAll("'", "'\\''")}'`
+    );
+    config.mcpServers["agent-bus"] = {
+      ...entry,
+      command: "sh",
+      args: ["-c", `sleep 4; exec ${quoted.join(" ")}`],
+    };
+    await Deno.writeTextFile(`${home}/.claude.json`, JSON.stringify(config));
+    await using model = startFakeAnthropic([{ name: "mcp__agent-bus__topic_join", input: JOIN }]);
+    const result = await runClaude(home, project, model);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    const first = model.requests[0] as { tools?: { name: string }[] };
+    assert.ok(
+      (first.tools ?? []).some((tool) => tool.name === "WaitForMcpServers"),
+      "the first turn began while the server was still starting",
+    );
+    assert.equal(model.results.length, 1, `the join ran:\n${result.stdout}\n${result.stderr}`);
+    assert.match(model.results[0]!.text, /"agent_name":"claude"/);
+  },
+});

@@ -25,6 +25,7 @@ import { bytes } from "../format.ts";
 import { CLIENT_IDS, CLIENTS, launchOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
 import { codexHookStatus, untrusted } from "../install/codex_trust.ts";
+import { timeInitialize } from "../install/startup_probe.ts";
 import { findExecutable } from "../path_lookup.ts";
 import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
 import { MAIN_PATH, shellQuote } from "../install/launch.ts";
@@ -372,7 +373,7 @@ async function checkClients(ctx: CliContext): Promise<Finding[]> {
         const launch = launchOf(client, entry);
         if (!launch || !isAgentBus(name, launch.command, launch.args)) continue;
         found = true;
-        findings.push(checkEntry(ctx, `${client.title}`, `${scope}: "${name}"`, launch));
+        findings.push(await checkEntry(ctx, `${client.title}`, `${scope}: "${name}"`, launch));
       }
     }
     if (!found) missing.push(id);
@@ -516,12 +517,12 @@ function isAgentBus(name: string, command: string, args: string[]): boolean {
     args.some((arg) => arg === MAIN_PATH || /agent[-_]bus.*main\.ts$/.test(arg));
 }
 
-function checkEntry(
+async function checkEntry(
   ctx: CliContext,
   title: string,
   where: string,
   launch: { command: string; args: string[]; env: Record<string, string> },
-): Finding {
+): Promise<Finding> {
   if (!commandExists(launch.command, ctx.env.PATH ?? "")) {
     return {
       check: title,
@@ -555,11 +556,25 @@ function checkEntry(
       fix: `\`agent-bus install ${clientIdOf(title)}\` with the same AGENT_BUS_DB for every client`,
     };
   }
-  return {
-    check: title,
-    status: "ok",
-    detail: `${where} → ${[launch.command, ...launch.args].join(" ").slice(0, 120)}`,
-  };
+  // Started as its client starts it: how long until it answers `initialize`.
+  const probe = await timeInitialize(launch, ctx.env, ctx.cwd);
+  const started = "ms" in probe
+    ? `initialize answered ${probe.ms} ms after start`
+    : `it did not answer initialize: ${probe.error}`;
+  const shown = `${where} → ${
+    [launch.command, ...launch.args].join(" ").slice(0, 120)
+  }; ${started}`;
+  if (!("ms" in probe)) {
+    return {
+      check: title,
+      status: "warn",
+      detail: shown,
+      fix: "start the entry's command by hand to see why; a client that waits less than a " +
+        "server takes begins its agent's first turn without agent-bus's tools (README: " +
+        '"Clients that start before the server")',
+    };
+  }
+  return { check: title, status: "ok", detail: shown };
 }
 
 function clientIdOf(title: string): string {
