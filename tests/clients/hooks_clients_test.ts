@@ -52,6 +52,16 @@ async function post(db: string, text: string, topic = "release-1.4") {
   return performance.now();
 }
 
+/** A model's `beforeText` that posts `text` as codex the first time the model answers in text. */
+function postOnce(db: string, text: string) {
+  let posted = false;
+  return async () => {
+    if (posted) return;
+    posted = true;
+    await post(db, text);
+  };
+}
+
 /** Index of the first request whose body mentions `text`, or -1. */
 const requestWith = (model: FakeModel, text: string) =>
   model.requests.findIndex((body) => JSON.stringify(body).includes(text));
@@ -181,16 +191,9 @@ Deno.test({
     await using tmp = await tmpDir();
     const { home, project, db } = await setUp(tmp.path);
     await installGemini(home, db);
-    let posted = false;
     await using model = startFakeGemini(
       [{ name: "mcp_agent-bus_topic_join", input: JOIN }],
-      {
-        async beforeText() {
-          if (posted) return;
-          posted = true;
-          await post(db, "Gemini, please check the changelog.");
-        },
-      },
+      { beforeText: postOnce(db, "Gemini, please check the changelog.") },
     );
     const result = await runGemini(home, project, model);
     assert.equal(result.code, 0, result.stdout + result.stderr);
@@ -370,16 +373,9 @@ Deno.test({
   async fn() {
     await using tmp = await tmpDir();
     const { home, project, db } = await setUp(tmp.path);
-    let posted = false;
     await using model = startFakeOpenAI(
       [{ name: "mcp__agent_bus/topic_join", input: JOIN }],
-      {
-        async beforeText() {
-          if (posted) return;
-          posted = true;
-          await post(db, "Codex agent, please check the changelog.");
-        },
-      },
+      { beforeText: postOnce(db, "Codex agent, please check the changelog.") },
     );
     await codexHome(home, model);
     const installed = await cli(["install", "codex", "--hooks", "--trust"], {
