@@ -11,6 +11,9 @@
 /** The longest `doctor` waits for an answer. */
 export const PROBE_TIMEOUT_MS = 60_000;
 
+/** The end of an unfinished line kept while more comes (an answer to initialize is far shorter). */
+const MAX_LINE_CHARS = 1 << 20;
+
 /** An entry as a client's configuration holds it. */
 export interface EntryLaunch {
   command: string;
@@ -66,12 +69,14 @@ export async function timeInitialize(
     };
     await writer.write(new TextEncoder().encode(`${JSON.stringify(request)}\n`));
     const answered = (async () => {
-      let buffered = "";
+      // Each line is looked at once, then dropped: whatever the entry prints, this stays linear.
+      let partial = "";
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return { error: "the server exited before answering initialize" };
-        buffered += value;
-        if (/"id"\s*:\s*1\b/.test(buffered) && buffered.includes("\n")) {
+        const lines = (partial + value).split("\n");
+        partial = lines.pop()!.slice(-MAX_LINE_CHARS);
+        if (lines.some((line) => /"id"\s*:\s*1\b/.test(line))) {
           return { ms: Math.round(performance.now() - started) };
         }
       }
