@@ -58,10 +58,11 @@ Deno.test({
     );
     const all = outcomes.flat();
     const misses = all.filter((o) => o.miss);
-    const blocked = all.filter((o) => o.record.decision === "block").length;
+    const judged = all.filter((o) => o.before).length;
     assert.deepEqual(misses.map((m) => m.detail), [], `${misses.length} missed of ${all.length}`);
-    // The points were reached: most runs blocked, and some commits came after the last look.
-    assert.ok(blocked > all.length / 2, `${blocked} of ${all.length} blocked`);
+    // Not vacuous on any machine: every "start" run commits before the hook's last look (a slow
+    // start only moves that look later), so at least a sixth of the runs are judged.
+    assert.ok(judged >= all.length / POINTS.length, `${judged} of ${all.length} judged`);
     for (const point of POINTS) {
       assert.ok(all.some((o) => o.point === point), `some run committed at "${point}"`);
     }
@@ -145,6 +146,7 @@ async function runLane(dir: string, lane: number) {
     outcomes.push({
       point,
       record,
+      before: committedAt < lookedAt,
       miss: record.decision !== "block" && committedAt < lookedAt,
       detail: `lane ${lane} run ${run} (${point}): committed ${
         lookedAt - committedAt
