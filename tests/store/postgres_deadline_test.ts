@@ -3,16 +3,19 @@
  * against a real `agent-bus http` node on a throwaway cluster, behind a
  * proxy that stalls without closing anything, a call fails with
  * `DB_UNAVAILABLE` within `AGENT_BUS_BUSY_TIMEOUT_MS` + 2 s however many
- * steps it takes; with the server down, calls fail as fast and recover by
- * themselves; and a session's first `tools/list` during the stall is
- * answered by the node's front, without the database.
+ * steps it takes; with the server stopped under traffic, no call waits for
+ * its return (each fails within the outage grace, 5 s, a restart's time, and
+ * far inside the default deadline), all recover by themselves and
+ * nothing acknowledged is lost; and a session's first `tools/list` during
+ * the stall is answered by the node's front, without the database.
  */
 
 import assert from "node:assert/strict";
 import { connectHttp, startHttpServer } from "../_helpers/http.ts";
 import { startStallProxy } from "../_helpers/pg_fleet.ts";
-import { until } from "../_helpers/peer.ts";
+import { readTopic, until } from "../_helpers/peer.ts";
 import { clusterTest } from "../_helpers/postgres.ts";
+import { OUTAGE_GRACE_MS } from "../../lib/store/postgres/mod.ts";
 
 /** A short busy timeout: the deadline is then 2 s + 2 s. */
 const ENV = { AGENT_BUS_BUSY_TIMEOUT_MS: "2000", AGENT_BUS_HTTP_WORKERS: "2" };
@@ -79,31 +82,83 @@ await clusterTest(
   },
 );
 
+/**
+ * A stopped server refuses at once: calls wait out its first seconds (a restart) and then
+ * fail, each within the grace, well inside the default deadline (12 s) that a stall needs.
+ */
+const DOWN_MS = OUTAGE_GRACE_MS;
+/** How long the server stays down: three graces, so a call that waits for its return shows. */
+const OUTAGE_MS = 3 * DOWN_MS;
+
 await clusterTest(
-  "with PostgreSQL down an HTTP node's calls fail within the deadline and recover by themselves",
+  "with PostgreSQL stopped under traffic, every call of an HTTP node fails within a restart's grace (5 s), all recover by themselves, and nothing acknowledged is lost",
   async (pg) => {
-    await using node = await startHttpServer({ dbPath: pg.url, env: ENV });
-    await using client = await connectHttp(`${node.url}/mcp`);
-    await client.ok("topic_create", { name: "before" });
-    await pg.stop("immediate");
-    for (const tool of ["topic_list", "topic_create", "topic_list"]) {
-      const failed = await failing(() =>
-        client.call(tool, tool === "topic_create" ? { name: "during" } : {})
-      );
-      assert.equal(failed.code, "DB_UNAVAILABLE", failed.message);
-      assert.ok(failed.ms < DEADLINE_MS + SLACK_MS, `${tool}: ${failed.ms.toFixed(0)} ms`);
-    }
-    const rest = await fetch(`${node.url}/api/topics`);
-    assert.equal(rest.status, 503);
-    await rest.body?.cancel();
-    await pg.start();
-    await until(async () => !(await client.call("topic_list", {})).isError, {
-      timeoutMs: 30_000,
-      what: "recovery",
+    await using node = await startHttpServer({
+      dbPath: pg.url,
+      env: { AGENT_BUS_HTTP_WORKERS: "2" },
     });
-    const names = ((await client.ok("topic_list", {})).topics as { name: string }[]).map((t) =>
-      t.name
-    );
-    assert.deepEqual(names, ["before"]);
+    const sessions = [];
+    for (let i = 0; i < 4; i++) sessions.push(await connectHttp(`${node.url}/mcp`));
+    try {
+      const topics: string[] = [];
+      for (const [i, session] of sessions.entries()) {
+        const { topic_id } = await session.ok("topic_create", { name: `t${i}` });
+        await session.ok("topic_join", { agent_name: `a${i}`, topic_id });
+        topics.push(topic_id as string);
+      }
+      // Each session sends and lists in a loop, before, through and after the outage, so
+      // writes are in flight as the server stops (before, such a call waited out the outage).
+      let restarted = false;
+      const slow: string[] = [];
+      const acknowledged = sessions.map(() => [] as string[]);
+      const loops = sessions.map(async (session, i) => {
+        for (let n = 0;; n++) {
+          const id = `s${i}-${n}`;
+          const afterRestart = restarted;
+          const sends = n % 3 !== 0;
+          const { ms, code, message } = await failing(() =>
+            sends
+              ? session.call("sync", {
+                topic_id: topics[i],
+                outbox: [{ content_markdown: id, client_message_id: id }],
+                wait_seconds: 0,
+              })
+              : session.call("topic_list", {})
+          );
+          if (ms >= DEADLINE_MS + SLACK_MS) {
+            slow.push(`${id}: ${code ?? "ok"} after ${ms.toFixed(0)} ms`);
+          }
+          if (code !== undefined) assert.equal(code, "DB_UNAVAILABLE", message);
+          else if (sends) acknowledged[i]!.push(id);
+          if (afterRestart && code === undefined) return;
+          if (afterRestart) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      });
+      await until(() => acknowledged.every((ids) => ids.length >= 2), { what: "traffic" });
+      await pg.stop("fast");
+      await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+      const rest = await fetch(`${node.url}/api/topics`);
+      assert.equal(rest.status, 503);
+      await rest.body?.cancel();
+      await pg.start();
+      restarted = true;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.all(loops),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error("a session did not recover in 30 s")), 30_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      assert.deepEqual(slow, [], "calls that outlasted the deadline");
+      const auditor = sessions[0]!;
+      for (const [i, topic_id] of topics.entries()) {
+        await auditor.ok("topic_join", { agent_name: "auditor", topic_id });
+        const stored = new Set((await readTopic(auditor, topic_id)).map((m) => m.content_markdown));
+        const lost = acknowledged[i]!.filter((id) => !stored.has(id));
+        assert.deepEqual(lost, [], "acknowledged, then missing");
+      }
+    } finally {
+      for (const session of sessions) await session.close();
+    }
   },
 );

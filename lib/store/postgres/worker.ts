@@ -209,14 +209,31 @@ async function serve(init: WorkerInit): Promise<void> {
   }
 }
 
-/** Run a batch pipelined on the query connection; the first failure answers for all. */
+/**
+ * Run a batch pipelined on the query connection; the first failure answers
+ * for all. A lost connection answers at once: the client would hold the
+ * batch's later statements through its reconnect back-off, one failed
+ * connect each (seconds apart while the server is down).
+ */
 async function run(sql: postgres.Sql, statements: WireStatement[]): Promise<WireResponse> {
   const pending = statements.map((s) =>
     sql.unsafe(s.sql, s.params.map((v) => param(sql, v)) as postgres.ParameterOrJSON<never>[], {
       prepare: true,
     })
   );
-  const settled = await Promise.allSettled(pending);
+  const lost = new Promise<WireResponse>((resolve) => {
+    for (const statement of pending) {
+      statement.catch((reason) => {
+        const error = wireError(reason);
+        if (error.connection) resolve({ ok: false, error });
+      });
+    }
+  });
+  return await Promise.race([lost, Promise.allSettled(pending).then(collect)]);
+}
+
+/** The answer to a batch whose statements all settled. */
+function collect(settled: PromiseSettledResult<unknown>[]): WireResponse {
   const results: WireResult[] = [];
   for (const outcome of settled) {
     if (outcome.status === "rejected") return { ok: false, error: wireError(outcome.reason) };
