@@ -10,6 +10,10 @@
  *
  * Arguments are passed to both `deno test` runs (e.g. `--filter sync`).
  *
+ * `AGENT_BUS_TEST_LOAD=<n>` keeps n busy processes (one spinning loop each)
+ * running beside both runs, as a busy machine would: the suite asserts
+ * behaviour, so it must pass so too (`AGENT_BUS_TEST_LOAD=$(nproc)`).
+ *
  * @module
  */
 
@@ -55,6 +59,31 @@ async function denoTest(args: string[], env: Record<string, string> = {}): Promi
   return (await child.status).success;
 }
 
+/**
+ * A loop that keeps one core busy and ends when the run that started it is
+ * gone (its parent changes), so a killed run leaves no spinner behind.
+ */
+const SPIN = "const parent = Deno.ppid; for (;;) { for (let i = 0; i < 1e8; i++); " +
+  "if (Deno.ppid !== parent) Deno.exit(0); }";
+
+/** Busy processes beside the run, one per `AGENT_BUS_TEST_LOAD`. */
+function startLoad(count: number): Deno.ChildProcess[] {
+  const spinners = [];
+  for (let i = 0; i < count; i++) {
+    spinners.push(
+      new Deno.Command(Deno.execPath(), {
+        args: ["eval", SPIN],
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).spawn(),
+    );
+  }
+  if (count > 0) say(`== ${count} busy process(es) running beside the suite`);
+  return spinners;
+}
+
+const load = startLoad(Number(Deno.env.get("AGENT_BUS_TEST_LOAD") ?? 0) || 0);
 say("== deno test on SQLite");
 let ok = await denoTest(["--ignore=tests/stress", "tests/"]);
 
@@ -73,5 +102,9 @@ if ("unavailable" in bin) {
   } finally {
     await pg[Symbol.asyncDispose]();
   }
+}
+for (const spinner of load) {
+  spinner.kill("SIGKILL");
+  await spinner.status;
 }
 Deno.exit(ok ? 0 : 1);

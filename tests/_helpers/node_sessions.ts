@@ -4,14 +4,14 @@
  * sending to a topic, the other pings every 100 ms, and the ping times come
  * back. Run as a script on the host (`ip netns exec … deno run`), steered by
  * {@linkcode startNodeSessions} through stdin and stdout: it says `ready`
- * once both sessions have joined and listed their tools, starts on `go
- * SECONDS`, and prints one JSON line of results.
+ * once both sessions have joined and listed their tools, runs on each `go
+ * SECONDS`, and prints one JSON line of results per run.
  *
  * @module
  */
 
 import { fileURLToPath } from "node:url";
-import { connectHttp } from "./http.ts";
+import { connectHttp, type HttpClient } from "./http.ts";
 import { spawnSteered } from "./steered.ts";
 
 /** What the sessions did meanwhile. */
@@ -24,7 +24,7 @@ export interface NodeSessionsResult {
 
 /** The script, running on a host. */
 export interface NodeSessions extends AsyncDisposable {
-  /** Send and ping for `seconds`, then wait for the last send to end. */
+  /** Send and ping for `seconds`, then wait for the last send to end (again on each call). */
   run(seconds: number): Promise<NodeSessionsResult>;
 }
 
@@ -67,15 +67,40 @@ async function main(url: string, topicId: string): Promise<void> {
   const input = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).getReader();
   say("ready");
   let said = "";
-  while (!said.includes("\n")) said += (await input.read()).value ?? "\n";
-  const seconds = Number(/^go (\d+)/.exec(said)?.[1] ?? 0);
+  for (let round = 0;; round++) {
+    while (!said.includes("\n")) {
+      const { value, done } = await input.read();
+      if (done) return;
+      said += value;
+    }
+    const line = said.slice(0, said.indexOf("\n"));
+    said = said.slice(said.indexOf("\n") + 1);
+    say(
+      JSON.stringify(
+        await go(sender, pinger, topicId, round, Number(/^go (\d+)/.exec(line)?.[1] ?? 0)),
+      ),
+    );
+  }
+}
+
+/** Send and ping for `seconds`: what {@linkcode NodeSessions.run} returns. */
+async function go(
+  sender: HttpClient,
+  pinger: HttpClient,
+  topicId: string,
+  round: number,
+  seconds: number,
+): Promise<NodeSessionsResult> {
   const until = performance.now() + seconds * 1000;
   let sent = 0;
   const sending = (async () => {
     for (let i = 0; performance.now() < until; i++) {
       const result = await sender.call("sync", {
         topic_id: topicId,
-        outbox: [{ content_markdown: `from the node ${i}`, client_message_id: `node-${i}` }],
+        outbox: [{
+          content_markdown: `from the node ${round}.${i}`,
+          client_message_id: `node-${round}-${i}`,
+        }],
         wait_seconds: 0,
       });
       if (!result.isError) sent++;
@@ -89,8 +114,7 @@ async function main(url: string, topicId: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await sending;
-  say(JSON.stringify({ pings, sent } satisfies NodeSessionsResult));
-  input.releaseLock();
+  return { pings, sent };
 }
 
 if (import.meta.main) await main(Deno.args[0]!, Deno.args[1]!);
