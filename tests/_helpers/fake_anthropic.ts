@@ -16,8 +16,11 @@ export type { FakeModel, ScriptedCall, SeenResult } from "./fake_model.ts";
 const WAIT_TOOL = "WaitForMcpServers";
 /** Its calls' ids, told apart from the script's. */
 const WAIT_PREFIX = "toolu_wait_";
-/** How many times the model waits before giving up on its tools. */
-const MAX_WAITS = 10;
+/**
+ * How many times the model waits before giving up on its tools: Claude Code's
+ * `WaitForMcpServers` waits up to 5 s a call, so a server has a minute.
+ */
+const MAX_WAITS = 12;
 
 type Block =
   | { type: "text"; text: string }

@@ -221,5 +221,8 @@ Deno.test("install writes a new config when there is none, and refuses to touch 
   );
   assert.equal(chatbus.name, "agent-bus-chatbus");
   assert.deepEqual(chatbus.entry.args.slice(-2), ["--profile", "chatbus"]);
+  // Codex waits for a required server before the first turn, given a minute to start.
+  assert.equal(chatbus.entry.required, true);
+  assert.equal(chatbus.entry.startup_timeout_sec, 60);
   assert.equal((await cli(["install", "codex"], { ...env, AGENT_BUS_DB: ":memory:" })).code, 2);
 });

@@ -68,6 +68,15 @@ const stdioEntry = (launch: Launch, extra: Record<string, unknown> = {}) => ({
   ...(Object.keys(launch.env).length ? { env: launch.env } : {}),
 });
 
+/**
+ * Codex begins a session's first turn without a server that has not
+ * answered `initialize` yet (the agent never joins); a required server is
+ * waited for, up to `startup_timeout_sec` (10 s by default: a busy machine
+ * has taken longer). If agent-bus cannot start, Codex says so and does not
+ * start the session.
+ */
+const CODEX_STARTUP = { required: true, startup_timeout_sec: 60 };
+
 /** Every client, by id. */
 export const CLIENTS: Record<ClientId, ClientSpec> = {
   "claude-code": {
@@ -88,7 +97,10 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
         : join(p.cwd, ".codex/config.toml"),
     serversKey: ["mcp_servers"],
     entry: (launch, options) =>
-      stdioEntry(launch, options?.trust ? { default_tools_approval_mode: "approve" } : {}),
+      stdioEntry(launch, {
+        ...CODEX_STARTUP,
+        ...(options?.trust ? { default_tools_approval_mode: "approve" } : {}),
+      }),
   },
   gemini: {
     id: "gemini",
