@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
 import { fileURLToPath } from "node:url";
-import { launchFor } from "../../lib/cli/install/launch.ts";
+import { launchFor } from "../../lib/launch.ts";
 import { storeLocation } from "./store.ts";
 
 /** Absolute path of `main.ts`. */
@@ -33,6 +33,8 @@ export interface PeerOptions {
   command?: string;
   /** Run the server on another "host": the command is prefixed with this (`ip netns exec …`). */
   prefix?: string[];
+  /** Attach to the resident bus (starting it if none runs), as `install --resident` writes. */
+  resident?: boolean;
   /** Called before connecting, to set handlers for notifications sent during the handshake. */
   onClient?: (client: Client) => void;
 }
@@ -95,8 +97,14 @@ export function inheritedEnv(): Record<string, string> {
  * install` writes into a client's config (the `serve` task's flags, narrowed
  * to the database), so the tests start servers exactly as clients do.
  */
-export function serverCommand(dbPath: string): string[] {
-  const launch = launchFor({ execPath: Deno.execPath(), dbPath, args: [], env: {} });
+export function serverCommand(dbPath: string, options: { resident?: boolean } = {}): string[] {
+  const launch = launchFor({
+    execPath: Deno.execPath(),
+    dbPath,
+    args: [],
+    env: {},
+    resident: options.resident,
+  });
   return [launch.command, "--quiet", ...launch.args];
 }
 
@@ -108,13 +116,20 @@ export function serverCommand(dbPath: string): string[] {
 export async function startPeer(options: PeerOptions): Promise<Peer> {
   const [command, ...args] = [
     ...(options.prefix ?? []),
-    ...(options.command ? [options.command] : serverCommand(options.dbPath)),
+    ...(options.command
+      ? [options.command]
+      : serverCommand(options.dbPath, { resident: options.resident })),
     ...(options.args ?? []),
   ];
   const transport = new StdioClientTransport({
     command: command!,
     args,
-    env: { ...inheritedEnv(), AGENT_BUS_DB: storeLocation(options.dbPath), ...options.env },
+    env: {
+      ...inheritedEnv(),
+      AGENT_BUS_DB: storeLocation(options.dbPath),
+      ...(options.resident ? { AGENT_BUS_RESIDENT: "1" } : {}),
+      ...options.env,
+    },
     stderr: "pipe",
   });
   let stderr = "";

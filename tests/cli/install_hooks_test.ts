@@ -14,7 +14,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { parse as parseToml } from "smol-toml";
 import { cli, denoCacheDir } from "../_helpers/cli.ts";
 import { runHook } from "../_helpers/hook.ts";
-import { launchFor } from "../../lib/cli/install/launch.ts";
+import { launchFor } from "../../lib/launch.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 type Json = Record<string, unknown>;

@@ -28,7 +28,8 @@ import { codexHookStatus, untrusted } from "../install/codex_trust.ts";
 import { timeInitialize } from "../install/startup_probe.ts";
 import { findExecutable } from "../path_lookup.ts";
 import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
-import { MAIN_PATH, shellQuote } from "../install/launch.ts";
+import { MAIN_PATH } from "../../launch.ts";
+import { shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../hook/protocols.ts";
 import { placesOf } from "./install.ts";
 

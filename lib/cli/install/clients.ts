@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { Launch } from "../../launch.ts";
+
 /** The clients `agent-bus install` knows. */
 export const CLIENT_IDS = [
   "claude-code",
@@ -19,11 +21,6 @@ export type ClientId = typeof CLIENT_IDS[number];
 export type Scope = "user" | "project";
 
 /** How to start the server: a command, its arguments, its environment. */
-export interface Launch {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-}
 
 /** Where a client's settings live. */
 export interface Places {
