@@ -60,6 +60,20 @@ export interface ResolvedConfig {
   qa: QaLimits;
   /** What happens to a message that holds a credential (`lib/bus/secrets.ts`). */
   secrets: SecretsMode;
+  /** Where a stdio server runs (`lib/transports/resident/`). */
+  resident: ResidentConfig;
+}
+
+/** Whether an MCP client's entry attaches to the host's resident bus. */
+export interface ResidentConfig {
+  /**
+   * Attach to the resident bus (AGENT_BUS_RESIDENT=1 or `--resident`);
+   * AGENT_BUS_STANDALONE=1 (or `--standalone`) serves in the entry's own
+   * process whatever else says.
+   */
+  attach: boolean;
+  /** A resident bus with no session for this long ends by itself. */
+  idleMs: number;
 }
 
 /**
@@ -173,6 +187,7 @@ export const DEFAULTS = {
   maxAnswerChars: 65536,
   maxTeacherNotesChars: 16384,
   maxPublishBatch: 50,
+  residentIdleMs: 600_000,
 } as const;
 
 /** The default database, relative to the home directory. */
@@ -311,6 +326,16 @@ export function loadConfig(
     },
     toolNames: readToolNames(env, warnings),
     secrets: readSecretsMode(env, warnings),
+    resident: {
+      attach: readBool(env, "AGENT_BUS_RESIDENT", false, warnings) &&
+        !readBool(env, "AGENT_BUS_STANDALONE", false, warnings),
+      idleMs: int({
+        variable: "AGENT_BUS_RESIDENT_IDLE_MS",
+        fallback: DEFAULTS.residentIdleMs,
+        min: 100,
+        max: 7 * 86_400_000,
+      }),
+    },
     http: {
       host: env.AGENT_BUS_HTTP_HOST?.trim() || undefined,
       port: int({

@@ -14,7 +14,7 @@ import { BusError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { PACKAGE_VERSION, SPEC_VERSION } from "../version.ts";
 import { type CliContext, type Command, UsageError } from "./command.ts";
-import { SERVE_OPTIONS, serveFromArgs } from "./commands/serve.ts";
+import { SERVE_OPTIONS } from "./commands/serve_usage.ts";
 import { type CliIo, createPrinter, PROCESS_IO, ReaderGone } from "./format.ts";
 import { ConfigSyntaxError } from "./install/config_error.ts";
 
@@ -74,6 +74,10 @@ const COMMANDS: Record<string, LazyCommand> = {
   db: {
     summary: "Database statistics, vacuum, migrations, re-index and wipe",
     load: async () => (await import("./commands/db.ts")).dbCommand,
+  },
+  bus: {
+    summary: "The resident bus agents attach to: run it, show it, stop it",
+    load: async () => (await import("./commands/bus.ts")).busCommand,
   },
 };
 
@@ -153,7 +157,34 @@ export async function main(
     ctx.print.out(USAGE);
     return 0;
   }
-  return await run(ctx, () => serveFromArgs(args, ctx), USAGE);
+  return await run(ctx, () => serve(args, ctx), USAGE);
+}
+
+/**
+ * What an MCP client starts: a relay to the host's resident bus when asked
+ * for one (loading nothing else), else a server in this process; also when
+ * there can be no resident bus, or it could not be reached (said on stderr).
+ */
+async function serve(args: string[], ctx: CliContext): Promise<number> {
+  const standalone = args.includes("--standalone");
+  if (!standalone && (ctx.config.resident.attach || args.includes("--resident"))) {
+    const { residentAddress } = await import("../transports/resident/protocol.ts");
+    const address = residentAddress(ctx.config);
+    if ("none" in address) {
+      ctx.log.info(`Serving in this process: ${address.none}`);
+    } else {
+      const { attachToResidentBus } = await import("../transports/resident/entry.ts");
+      const relayed = args.filter((arg) => arg !== "--resident");
+      const attached = await attachToResidentBus(relayed, ctx.env, ctx.config, address);
+      if ("code" in attached) {
+        if (attached.error) ctx.print.err(attached.error);
+        return attached.code;
+      }
+      ctx.log.warn(`Serving in this process: the resident bus: ${attached.failed}`);
+    }
+  }
+  const { serveFromArgs } = await import("./commands/serve.ts");
+  return await serveFromArgs(args, ctx);
 }
 
 /** `--help` or `-h` among the options (not after a `--`). */

@@ -10,13 +10,13 @@
  */
 
 import type { Transport } from "../mcp/_sdk.ts";
-import { SessionRecord } from "../bus/attendance.ts";
+import { type ProcessPlace, SessionRecord } from "../bus/attendance.ts";
 import { PeerRegistration } from "../bus/mail.ts";
 import { type ConfigWarning, redactUrl, type ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Profile } from "../mcp/profiles/mod.ts";
 import { createServer, type ServerOptions } from "../mcp/server.ts";
-import { openRuntime } from "../runtime.ts";
+import { openRuntime, type Runtime } from "../runtime.ts";
 
 /** What a stdio session is told. */
 export interface StdioSessionOptions extends Omit<ServerOptions, "record"> {
@@ -40,19 +40,47 @@ export async function openStdioSession(
   options: StdioSessionOptions,
   log: Logger,
 ): Promise<StdioSession> {
-  const { config } = options;
-  const runtime = openRuntime(config, {
+  const runtime = openRuntime(options.config, {
     log,
     indexing: true,
     configWarnings: options.configWarnings,
   });
+  // (Waiting calls are released before the server closes: the runtime is this session's alone.)
+  const session = await serveSession(transport, runtime, options, log, {
+    beforeClose: () => runtime.bus.changes.close(),
+  });
+  const closed = session.closed.then(() => runtime.close());
+  return {
+    stop: async () => {
+      await session.stop();
+      await closed;
+    },
+    closed,
+  };
+}
+
+/**
+ * Serve `options.profile` on `transport` over an open runtime (this
+ * process's own, or a resident bus's, shared by its sessions) until the
+ * transport closes; the runtime stays open. `place` is where the session's
+ * client runs (default: this process and its parent); `beforeClose` runs
+ * as the session starts to close.
+ */
+export async function serveSession(
+  transport: Transport,
+  runtime: Runtime,
+  options: StdioSessionOptions,
+  log: Logger,
+  hooks: { place?: ProcessPlace; beforeClose?: () => void } = {},
+): Promise<StdioSession> {
+  const { place } = hooks;
+  const { config, profile } = options;
   const { bus, search } = runtime;
-  const { profile } = options;
   const registration = profile.stdio.registerPeer && options.agent
     ? new PeerRegistration(bus, options.agent, config.peerLeaseSeconds)
     : undefined;
   const record = profile.stdio.recordSession
-    ? await SessionRecord.open(bus, { profile: profile.name, agent: options.agent })
+    ? await SessionRecord.open(bus, { profile: profile.name, agent: options.agent, place })
     : undefined;
   const created = createServer(profile, { bus, search }, { ...options, record });
 
@@ -61,11 +89,10 @@ export async function openStdioSession(
   const stop = async (): Promise<void> => {
     if (stopping) return await closed;
     stopping = true;
-    bus.changes.close(); // release waiting calls before the server closes
+    hooks.beforeClose?.();
     await created.close().catch(() => {});
     await registration?.stop();
     await record?.close();
-    await runtime.close();
     resolve();
   };
   transport.onclose = () => void stop();

@@ -36,7 +36,8 @@ import {
   hooksPath,
   type JsonEdit,
 } from "../install/hooks.ts";
-import { hookCommand, launchFor, prepareDenoCache, runsFromSource } from "../install/launch.ts";
+import { launchFor, runsFromSource } from "../../launch.ts";
+import { hookCommand, prepareDenoCache } from "../install/launch.ts";
 import { MAX_WAIT_SECONDS } from "../hook/mod.ts";
 import { kindOf, PROTOCOLS } from "../hook/protocols.ts";
 import { cleanMailAgent } from "../../bus/mail.ts";
@@ -59,6 +60,8 @@ const OPTIONS_HELP = `  --scope user|project   The user's config (default) or th
   --wait SECONDS         With --hooks: on call, a stop waits this long for a message first
   --trust                Pre-approve this server's tools (and only them) in the client, for
                          unattended runs (claude -p, gemini -p, codex exec)
+  --resident             The entry attaches to this host's resident bus of the database, starting
+                         it when none runs (one process serves every agent; SQLite)
   --dry-run              Show what would change; write nothing
   --json                 Print the result as JSON`;
 
@@ -111,6 +114,7 @@ const OPTIONS = {
   hooks: { type: "boolean" },
   wait: { type: "string" },
   trust: { type: "boolean" },
+  resident: { type: "boolean" },
   "dry-run": { type: "boolean" },
   json: { type: "boolean" },
 } as const;
@@ -150,7 +154,8 @@ function plan({ values, positionals }: ParsedCommand<typeof OPTIONS>, ctx: CliCo
   if (!Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_SECONDS) {
     throw new UsageError(`--wait must be a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}`);
   }
-  return { target, profile, agent: values.agent, hooks, wait, trust: values.trust ?? false };
+  const trust = values.trust ?? false;
+  return { target, profile, agent: values.agent, hooks, wait, trust, resident: values.resident };
 }
 
 /** The server's arguments for `profile`: its own, then `--agent NAME` where it takes a name. */
@@ -355,7 +360,7 @@ export const installCommand: Command = defineCommand({
   usage: INSTALL_USAGE,
   options: OPTIONS,
   async run(parsed, ctx) {
-    const { target, profile, agent, hooks, wait, trust } = plan(parsed, ctx);
+    const { target, profile, agent, hooks, wait, trust, resident } = plan(parsed, ctx);
     if (ctx.config.dbPath === ":memory:") {
       throw new UsageError(
         "AGENT_BUS_DB is :memory:; every agent would get its own empty bus. Point it at a file",
@@ -367,7 +372,7 @@ export const installCommand: Command = defineCommand({
       ? await prepareDenoCache(execPath, ctx.env.DENO_DIR)
       : undefined;
     const from = { execPath, dbPath: ctx.config.dbPath, env: ctx.env, denoDir };
-    const launch = launchFor({ ...from, args: profileArgs(profile, agent) });
+    const launch = launchFor({ ...from, args: profileArgs(profile, agent), resident });
     if (/[\\/]_npx[\\/]/.test(launch.command)) {
       ctx.print.err(
         "Note: Deno runs from npx's cache here, so the entry breaks if that cache is cleared. " +

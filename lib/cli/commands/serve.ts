@@ -8,32 +8,38 @@
 import { cleanMailAgent } from "../../bus/mail.ts";
 import type { PushMode } from "../../mcp/features/mod.ts";
 import { type Profile, PROFILE_NAMES, profileNamed, ROLES } from "../../mcp/profiles/mod.ts";
+import type { SessionChoice } from "../../transports/resident/bus.ts";
 import { serveStdio } from "../../transports/stdio.ts";
 import { choiceOption, type CliContext, parseCommand, UsageError } from "../command.ts";
 
 const PUSH_MODES = ["resources", "claude-channel", "none"] as const satisfies readonly PushMode[];
 
-/** The stdio server's options, for the top-level help. */
-export const SERVE_OPTIONS = `Options (stdio server):
-  --profile peer|peerbus|mailbox|teacher|student|chatbus
-                            Tool set: peer (topics, default), peerbus (bus.send, bus.broadcast,
-                            bus.peers, bus.drain), mailbox (send_to_agent, check_mail),
-                            teacher/student (onboarding Q&A), chatbus (AgentChatBus's
-                            threads, msg_post/msg_wait, agents, reactions, edits, templates)
-  --role teacher|student    Same as --profile teacher|student (default MCP_ROLE)
-  --agent NAME              Mail identity of peerbus/mailbox, or who asks/answers for
-                            student/teacher (default AGENT_BUS_AGENT)
-  --server-name NAME        serverInfo.name reported to the client (default agent-bus)
-  --no-drain                Hide bus.drain (peerbus)
-  --push resources|claude-channel|none
-                            How new mail is announced (default resources)`;
-
 /**
- * Serve MCP on stdio with the options in `args`.
+ * Serve MCP on stdio with the options in `args`, in this process.
  *
  * @returns the exit code once the client has gone
  */
 export async function serveFromArgs(args: string[], ctx: CliContext): Promise<number> {
+  await serveStdio({
+    ...chooseSession(args, ctx),
+    config: ctx.config,
+    configWarnings: ctx.configWarnings,
+    log: ctx.log,
+  });
+  return 0;
+}
+
+/**
+ * What the serve options in `args` choose: the profile, its agent, the
+ * server's name and push mode (`--resident` and `--standalone` say where
+ * it runs, and are read before).
+ *
+ * @throws {UsageError} what is wrong with them
+ */
+export function chooseSession(
+  args: string[],
+  ctx: Pick<CliContext, "config" | "log">,
+): SessionChoice {
   const { values, positionals } = parseCommand(args, {
     profile: { type: "string" },
     role: { type: "string" },
@@ -41,20 +47,16 @@ export async function serveFromArgs(args: string[], ctx: CliContext): Promise<nu
     "server-name": { type: "string" },
     "no-drain": { type: "boolean" },
     push: { type: "string" },
+    resident: { type: "boolean" },
+    standalone: { type: "boolean" },
   });
   if (positionals.length > 0) throw new UsageError(`Unknown command "${positionals[0]}"`);
-  const { profile, agent } = chooseProfile(values, ctx);
-  await serveStdio({
-    profile,
-    config: ctx.config,
-    configWarnings: ctx.configWarnings,
-    log: ctx.log,
-    agent,
+  return {
+    ...chooseProfile(values, ctx),
     serverName: values["server-name"]?.trim() || undefined,
     noDrain: values["no-drain"] ?? false,
     push: choiceOption(values.push, "push", PUSH_MODES, "resources"),
-  });
-  return 0;
+  };
 }
 
 /**
@@ -64,7 +66,7 @@ export async function serveFromArgs(args: string[], ctx: CliContext): Promise<nu
  */
 function chooseProfile(
   values: { profile?: string; role?: string; agent?: string },
-  ctx: CliContext,
+  ctx: Pick<CliContext, "config" | "log">,
 ): { profile: Profile; agent: string | undefined } {
   const roles = ROLES.map((p) => p.name);
   const role = values.role ?? ctx.config.role;

@@ -1,0 +1,187 @@
+/**
+ * `attachToResidentBus()`: what an MCP client's entry does in resident
+ * mode. It connects to the resident bus of its database
+ * (`protocol.ts` says where), starting one when none runs, says who its
+ * session is, and relays its stdio to the bus and back until either side
+ * ends. It loads only this relay: the bus holds the program.
+ *
+ * When many entries start at once exactly one bus starts: each takes the
+ * bus's lock file before starting it, and looks again for a running bus
+ * once it holds the lock. The bus is started with this program's own
+ * launch (`lib/launch.ts`), detached from the entry's stdio; the entry waits
+ * for it to say it is listening.
+ *
+ * @module
+ */
+
+import { processPlace } from "../../bus/attendance.ts";
+import type { ResolvedConfig } from "../../config.ts";
+import { launchFor } from "../../launch.ts";
+import {
+  type Attach,
+  closeQuietly,
+  firstLine,
+  type Hello,
+  lineOf,
+  type ResidentAddress,
+  SESSION_SETTINGS,
+  settingsKey,
+  VERSION,
+  type Welcome,
+} from "./protocol.ts";
+
+/** How long a starting bus may take to listen (a busy machine has needed seconds). */
+const START_MS = 60_000;
+
+/**
+ * What became of an attach: the session ran (its exit code, and what was
+ * wrong with its arguments), or it could not be served here (why: the
+ * caller serves on its own).
+ */
+export type Attached =
+  | { code: number; error?: string }
+  | { failed: string };
+
+/**
+ * Relay this process's stdio to the resident bus at `address`, starting it
+ * if needed.
+ *
+ * @returns the exit code once the session ended, or why it could not
+ *   attach (the caller then serves on its own)
+ */
+export async function attachToResidentBus(
+  args: string[],
+  env: Record<string, string | undefined>,
+  config: ResolvedConfig,
+  address: ResidentAddress,
+): Promise<Attached> {
+  const sessionEnv: Record<string, string> = {};
+  for (const key of SESSION_SETTINGS) if (env[key] !== undefined) sessionEnv[key] = env[key]!;
+  const attach: Attach = {
+    version: VERSION,
+    settings: settingsKey(env),
+    args,
+    env: sessionEnv,
+    place: processPlace(),
+  };
+  let welcome;
+  try {
+    welcome = await attachTo(await connect(address.socket), attach);
+    // A bus of another version gives way to one of this version, started now.
+    if (!welcome || (!welcome.answer.ok && welcome.answer.reason === "version")) {
+      welcome = await attachTo(await startAndConnect(config, env, address, attach), attach);
+    }
+  } catch (error) {
+    return { failed: error instanceof Error ? error.message : String(error) };
+  }
+  if (!welcome) return { failed: "the resident bus closed the connection" };
+  const { answer, rest, conn } = welcome;
+  if (!answer.ok) {
+    if (answer.reason === "usage") return { code: 2, error: answer.error };
+    return { failed: answer.error };
+  }
+  // Both directions until the bus ends the session; the client closing stdin ends it.
+  Deno.stdin.readable.pipeTo(conn.writable).catch(() => {});
+  await rest.pipeTo(Deno.stdout.writable, { preventClose: true }).catch(() => {});
+  return { code: 0 };
+}
+
+/** Attach on `conn` (none: undefined). */
+async function attachTo(conn: Deno.UnixConn | undefined, attach: Attach) {
+  if (!conn) return undefined;
+  return { ...await hello(conn, { attach }), conn };
+}
+
+/** Say `message` on `conn` and read the bus's answer. */
+export async function hello(
+  conn: Deno.UnixConn,
+  message: Hello,
+): Promise<{ answer: Welcome; rest: ReadableStream<Uint8Array> }> {
+  const writer = conn.writable.getWriter();
+  await writer.write(lineOf(message));
+  writer.releaseLock();
+  const { line, rest } = await firstLine(conn.readable);
+  return { answer: JSON.parse(line) as Welcome, rest };
+}
+
+/** A connection to the bus at `socket`, or undefined when none listens there. */
+export async function connect(socket: string): Promise<Deno.UnixConn | undefined> {
+  try {
+    return await Deno.connect({ transport: "unix", path: socket });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.ConnectionRefused) {
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+/**
+ * Start the bus under its lock and connect, unless another starter's bus
+ * that takes `attach` answers once the lock is held.
+ */
+async function startAndConnect(
+  config: ResolvedConfig,
+  env: Record<string, string | undefined>,
+  address: ResidentAddress,
+  attach: Attach,
+): Promise<Deno.UnixConn> {
+  await Deno.mkdir(address.lock.replace(/[\\/][^\\/]*$/, ""), { recursive: true, mode: 0o700 });
+  using lock = await Deno.open(address.lock, { create: true, write: true, mode: 0o600 });
+  await lock.lock(true);
+  const running = await connect(address.socket);
+  if (running) {
+    const status = await hello(running, { status: true }).catch(() => undefined);
+    closeQuietly(running);
+    if (status?.answer.ok && status.answer.bus.version === attach.version) {
+      const conn = await connect(address.socket);
+      if (conn) return conn;
+    }
+  }
+  const launch = launchFor({
+    execPath: Deno.execPath(),
+    dbPath: config.dbPath,
+    args: ["bus", "run"],
+    env,
+    denoDir: env.DENO_DIR,
+    resident: true,
+  });
+  const child = new Deno.Command(launch.command, {
+    args: launch.args,
+    env: launch.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  child.unref();
+  if (!await listening(child, START_MS)) {
+    throw new Error(`the resident bus did not start within ${START_MS / 1000} s`);
+  }
+  const conn = await connect(address.socket);
+  if (!conn) throw new Error("the resident bus said it listens, yet refused the connection");
+  return conn;
+}
+
+/** Whether `child` says `listening` on stdout within `ms`. */
+async function listening(child: Deno.ChildProcess, ms: number): Promise<boolean> {
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const said = (async () => {
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) return false;
+      text += value;
+    }
+    return text.startsWith("listening");
+  })();
+  try {
+    return await Promise.race([said, late]);
+  } finally {
+    clearTimeout(timer);
+    reader.cancel().catch(() => {});
+  }
+}

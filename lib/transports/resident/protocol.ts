@@ -1,0 +1,185 @@
+/**
+ * What an entry and the resident bus say on a connection before MCP flows:
+ * one JSON line each way. The entry says who it is (`attach`: the serve
+ * arguments, the settings that choose its profile and name, where its
+ * client runs), or asks for the bus's `status`, or tells it to `stop`; the
+ * bus answers with itself or with what was wrong. After an accepted
+ * `attach`, the connection carries the session's MCP messages, one per
+ * line, exactly as stdio would.
+ *
+ * Also where a bus listens: `agent-bus.sock` in the database's directory
+ * (created 0700 by the store, so only its owner reaches it; a fixed name,
+ * which an entry's permissions can name). A bus serves entries of its own
+ * version and settings (every `AGENT_BUS_*` setting that is not a
+ * session's own): an entry of another version starts a bus of its own in
+ * its place (the old one keeps its sessions and ends when idle), and one of
+ * other settings serves in its own process.
+ *
+ * @module
+ */
+
+import type { ProcessPlace } from "../../bus/attendance.ts";
+import type { ResolvedConfig } from "../../config.ts";
+import { residentSocket } from "../../launch.ts";
+import { PACKAGE_VERSION } from "../../version.ts";
+
+/** The first line from an entry. */
+export type Hello =
+  | { attach: Attach }
+  | { status: true }
+  | { stop: true };
+
+/** Who a session is, as its entry tells the bus. */
+export interface Attach {
+  /** The entry's version: a bus of another answers with an error. */
+  version: string;
+  /** The entry's settings ({@linkcode settingsKey}): a bus of others answers with an error. */
+  settings: string;
+  /** The serve arguments (`--profile`, `--agent`, …). */
+  args: string[];
+  /** The settings a session chooses by (`AGENT_BUS_AGENT`, `MCP_ROLE`). */
+  env: Record<string, string>;
+  /** Where the session's client runs: the entry and its parent. */
+  place: ProcessPlace;
+}
+
+/** The bus's answer. */
+export type Welcome =
+  | { ok: true; bus: BusStatus }
+  | { ok: false; error: string; reason: "usage" | "version" | "settings" };
+
+/** What `agent-bus bus status` shows. */
+export interface BusStatus {
+  pid: number;
+  version: string;
+  db: string;
+  sessions: number;
+  /** When the bus started (ISO 8601). */
+  started_at: string;
+  socket: string;
+}
+
+/** Settings read per session, passed in the attach (not part of the bus's identity). */
+export const SESSION_SETTINGS = ["AGENT_BUS_AGENT", "MCP_ROLE"];
+/** Settings about whether to attach at all. */
+const ATTACH_SETTINGS = [
+  "AGENT_BUS_RESIDENT",
+  "AGENT_BUS_STANDALONE",
+  "AGENT_BUS_RESIDENT_IDLE_MS",
+];
+/** Longest first line either side accepts. */
+export const MAX_HELLO_BYTES = 256 * 1024;
+/** Unix socket paths are limited to about 108 bytes. */
+const MAX_SOCKET_PATH = 100;
+
+/** Where the resident bus of a database listens, and the lock its starters take. */
+export interface ResidentAddress {
+  socket: string;
+  lock: string;
+}
+
+/**
+ * The address of the resident bus for `config`, or a reason there is none
+ * (an in-memory database is each process's own; on PostgreSQL agents keep a
+ * process each for now).
+ */
+export function residentAddress(config: ResolvedConfig): ResidentAddress | { none: string } {
+  const db = config.dbPath;
+  if (db === ":memory:") return { none: "an in-memory database is each process's own" };
+  if (db.includes("://")) return { none: "on PostgreSQL each agent runs its own server for now" };
+  const dir = db.replace(/[\\/][^\\/]*$/, "") || "/";
+  const socket = residentSocket(dir);
+  if (socket.length > MAX_SOCKET_PATH) {
+    return { none: `the socket path would be too long (${socket.length} bytes): ${socket}` };
+  }
+  return { socket, lock: `${dir}/agent-bus.lock` };
+}
+
+/** What makes two buses of one database differ: every setting that is not a session's own. */
+export function settingsKey(env: Record<string, string | undefined>): string {
+  const settings = Object.keys(env)
+    .filter((key) =>
+      key.startsWith("AGENT_BUS_") && !SESSION_SETTINGS.includes(key) &&
+      !ATTACH_SETTINGS.includes(key)
+    )
+    .sort()
+    .map((key) => `${key}=${env[key]}`);
+  return fnv1a64(settings.join("\n"));
+}
+
+/** 64-bit FNV-1a of `text`, as 16 hex digits (a name, not a secret). */
+function fnv1a64(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(text)) {
+    hash ^= BigInt(byte);
+    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, "0");
+}
+
+/**
+ * Read the first line of `readable` (at most {@linkcode MAX_HELLO_BYTES})
+ * and return it with a stream of everything after it.
+ *
+ * @throws {Error} when the stream ends first or the line is too long
+ */
+export async function firstLine(
+  readable: ReadableStream<Uint8Array>,
+): Promise<{ line: string; rest: ReadableStream<Uint8Array> }> {
+  const reader = readable.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the connection closed before its first line");
+    const newline = value.indexOf(10);
+    if (newline < 0) {
+      chunks.push(value);
+      size += value.length;
+      if (size > MAX_HELLO_BYTES) throw new Error("the first line is too long");
+      continue;
+    }
+    chunks.push(value.subarray(0, newline));
+    const left = value.subarray(newline + 1);
+    const line = new TextDecoder().decode(concat(chunks));
+    const rest = new ReadableStream<Uint8Array>({
+      start(controller) {
+        if (left.length > 0) controller.enqueue(left);
+      },
+      async pull(controller) {
+        const next = await reader.read();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return { line, rest };
+  }
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.length;
+  }
+  return all;
+}
+
+/** Close `conn`, which its peer's end (or the end of its stream) may have closed already. */
+export function closeQuietly(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // closed already
+  }
+}
+
+/** One JSON line. */
+export function lineOf(value: unknown): Uint8Array {
+  return new TextEncoder().encode(`${JSON.stringify(value)}\n`);
+}
+
+/** The version an entry of this build attaches with. */
+export const VERSION = PACKAGE_VERSION;

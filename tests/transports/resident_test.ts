@@ -1,0 +1,165 @@
+/**
+ * The resident bus (`lib/transports/resident/`), with real processes: MCP
+ * clients start entries as `install --resident` writes them; the first
+ * starts the bus, every entry attaches to it and relays its session; the
+ * agents hear each other through it; `agent-bus bus status|stop` show and
+ * stop it; it ends by itself once idle; a usage error reaches the client's
+ * entry; and only the user who owns the bus can attach to it.
+ */
+
+import assert from "node:assert/strict";
+import { cli } from "../_helpers/cli.ts";
+import { startPeer, until } from "../_helpers/peer.ts";
+import { run } from "../_helpers/run.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+const onPostgres = Deno.env.get("AGENT_BUS_TEST_STORE") === "postgres";
+const ignore = onPostgres;
+const only = onPostgres ? " (SQLite only: on PostgreSQL each agent keeps its own server)" : "";
+
+/** `agent-bus bus status --json` for the database at `db`. */
+async function status(db: string, env: Record<string, string> = {}) {
+  const result = await cli(["bus", "status", "--json"], { AGENT_BUS_DB: db, ...env });
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout) as { running: boolean; pid?: number; sessions?: number };
+}
+
+/** Until the bus of `db` no longer runs (its process gone too). */
+async function gone(db: string, pid: number) {
+  await until(async () => !(await status(db)).running, { timeoutMs: 30_000, what: "the bus ends" });
+  await until(() => {
+    try {
+      Deno.kill(pid, "SIGCONT");
+      return false;
+    } catch {
+      return true;
+    }
+  }, { timeoutMs: 30_000, what: "the bus process exits" });
+}
+
+Deno.test({
+  name:
+    `16 entries started at once attach to one resident bus, and its agents hear each other${only}`,
+  ignore,
+  async fn() {
+    await using tmp = await tmpDir();
+    const db = `${tmp.path}/bus.sqlite`;
+    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "60000" };
+    const peers = await Promise.all(
+      Array.from({ length: 16 }, () => startPeer({ dbPath: db, resident: true, env })),
+    );
+    try {
+      const bus = await status(db, env);
+      assert.equal(bus.running, true);
+      assert.equal(
+        bus.sessions,
+        16,
+        `every entry is a session of the one bus:\n${peers.map((p) => p.stderr()).join("")}`,
+      );
+      for (const peer of peers) assert.notEqual(peer.pid, bus.pid, "the entries only relay");
+
+      const [a, b] = peers as [typeof peers[0], typeof peers[0]];
+      const { topic_id } = await a.ok("topic_create", { name: "resident" });
+      await a.ok("topic_join", { agent_name: "alice", topic_id });
+      await b.ok("topic_join", { agent_name: "bob", topic_id });
+      const waiting = b.call("sync", { topic_id, wait_seconds: 30 });
+      await a.ok("sync", {
+        topic_id,
+        outbox: [{ content_markdown: "through the bus" }],
+        wait_seconds: 0,
+      });
+      const woke = (await waiting).structuredContent as {
+        received: { content_markdown: string }[];
+      };
+      assert.deepEqual(woke.received.map((m) => m.content_markdown), ["through the bus"]);
+
+      // A name is one agent's across the bus's sessions, as across processes.
+      const taken = await peers[2]!.fail("topic_join", { agent_name: "alice", topic_id });
+      assert.equal(taken.code, "AGENT_NAME_IN_USE");
+      const stopped = await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
+      assert.equal(stopped.code, 0, stopped.stderr);
+      assert.match(stopped.stdout, /Stopped the resident bus \(pid \d+, 16 sessions\)/);
+      await gone(db, bus.pid!);
+    } finally {
+      await Promise.all(peers.map((peer) => peer.close()));
+      await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
+    }
+  },
+});
+
+Deno.test({
+  name: `a resident bus with no session ends by itself after AGENT_BUS_RESIDENT_IDLE_MS${only}`,
+  ignore,
+  async fn() {
+    await using tmp = await tmpDir();
+    const db = `${tmp.path}/bus.sqlite`;
+    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "300" };
+    const peer = await startPeer({ dbPath: db, resident: true, env });
+    const { pid } = await status(db, env);
+    await peer.ok("topic_create", { name: "short-lived" });
+    await peer.close();
+    await gone(db, pid!);
+    // The next entry starts a bus again, and the database kept what the first said.
+    await using again = await startPeer({ dbPath: db, resident: true, env });
+    const topics = (await again.ok("topic_list", {})).topics as { name: string }[];
+    assert.deepEqual(topics.map((t) => t.name), ["short-lived"]);
+    await again.close();
+    await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
+  },
+});
+
+Deno.test({
+  name: `an entry's usage error comes back from the bus: exit 2 and the reason${only}`,
+  ignore,
+  async fn() {
+    await using tmp = await tmpDir();
+    const db = `${tmp.path}/bus.sqlite`;
+    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "300" };
+    await using peer = await startPeer({ dbPath: db, resident: true, env });
+    const { pid } = await status(db, env);
+    const result = await run(Deno.execPath(), [
+      "run",
+      "-A",
+      new URL("../../main.ts", import.meta.url).pathname,
+      "--resident",
+      "--profile",
+      "nonsense",
+    ], { AGENT_BUS_DB: db, ...env });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /--profile must be one of/);
+    assert.equal((await status(db, env)).pid, pid, "served by the bus that runs");
+    await peer.close();
+    await gone(db, pid!);
+  },
+});
+
+Deno.test({
+  name: `another user cannot attach to the resident bus${only}`,
+  ignore: ignore || Deno.uid() !== 0,
+  async fn() {
+    await using tmp = await tmpDir();
+    const db = `${tmp.path}/bus.sqlite`;
+    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "300" };
+    await using peer = await startPeer({ dbPath: db, resident: true, env });
+    const { pid } = await status(db, env);
+    // `nobody`, with a Deno cache of its own, tries the socket.
+    const cache = await Deno.makeTempDir();
+    await Deno.chmod(cache, 0o777);
+    const socket = `${tmp.path}/agent-bus.sock`;
+    const tried = await run("setpriv", [
+      "--reuid=65534",
+      "--regid=65534",
+      "--clear-groups",
+      "--",
+      Deno.execPath(),
+      "eval",
+      `try { await Deno.connect({ transport: "unix", path: ${JSON.stringify(socket)} }); ` +
+      `console.log("attached"); } catch (e) { console.log(e.name); }`,
+    ], { DENO_DIR: cache, HOME: cache });
+    await Deno.remove(cache, { recursive: true });
+    assert.equal(tried.stdout.trim(), "PermissionDenied", tried.stderr);
+    assert.equal((await Deno.stat(socket)).mode! & 0o777, 0o600);
+    await peer.close();
+    await gone(db, pid!);
+  },
+});
