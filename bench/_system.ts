@@ -54,6 +54,17 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
+/**
+ * Proportional set size of a process in MB: its private pages plus its
+ * share of pages it shares with others, so that the sum over processes
+ * counts each page once.
+ */
+export function pssMB(pid: number): number {
+  const rollup = Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`);
+  const kib = Number(/^Pss:\s+(\d+) kB$/m.exec(rollup)?.[1] ?? NaN);
+  return kib * 1024 / 1e6;
+}
+
 /** Resident memory of a process in MB (10^6 bytes, the unit of the targets). */
 export function rssMB(pid: number): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);

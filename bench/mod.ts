@@ -25,6 +25,7 @@ import { benchContention } from "./contention.ts";
 import { benchFanout } from "./fanout.ts";
 import { benchWithHistory } from "./history.ts";
 import { benchHooks } from "./hooks.ts";
+import { benchResident } from "./resident.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLatency } from "./latency.ts";
@@ -61,11 +62,11 @@ try {
 }
 
 /**
- * `--only secrets,streams,fairness,hooks`: those benchmarks alone, printed and
+ * `--only secrets,streams,fairness,hooks,resident`: those benchmarks alone, printed and
  * appended to docs/BENCHMARKS.md as a partial run (the summary stays).
  */
 async function runSome(names: string[]): Promise<void> {
-  const known = ["secrets", "streams", "fairness", "hooks"];
+  const known = ["secrets", "streams", "fairness", "hooks", "resident"];
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length > 0) throw new Error(`--only takes ${known.join(", ")}; not ${unknown}`);
   const results: Parameters<typeof partialTable>[0] = {};
@@ -84,6 +85,14 @@ async function runSome(names: string[]): Promise<void> {
   if (names.includes("hooks")) {
     progress("hooks: each client's stop hook, the resumed turn, on-call wake-up");
     results.hooks = await benchHooks(dir, size(200, 50), size(20, 5));
+  }
+  if (names.includes("resident")) {
+    progress("resident bus against a process per agent: start-up, memory, delivery, 4 × 1");
+    results.resident = await benchResident(dir, {
+      starts: size(20, 5),
+      pings: size(300, 50),
+      seconds: size(10, 3),
+    });
   }
   const table = partialTable(results);
   await Deno.stdout.write(new TextEncoder().encode(`${table}\n`));

@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { ResidentResult } from "./resident.ts";
 import { fileURLToPath } from "node:url";
 import type { ChatThroughput } from "./chatbus.ts";
 import type { LockedSearch } from "./search.ts";
@@ -609,15 +610,52 @@ function hookRows(hooks: HooksResult): string[][] {
   ];
 }
 
+/** The resident bus against a process per agent (`resident.ts`), measured in the same run. */
+function residentRows({ standalone: s, resident: r }: ResidentResult): string[][] {
+  const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+  return [
+    [
+      "Resident bus: spawn → `initialize` answered, bus running (p50)",
+      "≤ 0.5 × standalone, ≤ 25 ms",
+      `${r.startup.p50.toFixed(0)} ms vs ${s.startup.p50.toFixed(0)} ms standalone (${
+        ratio(r.startup.p50, s.startup.p50)
+      }); p95 ${r.startup.p95.toFixed(0)} vs ${s.startup.p95.toFixed(0)} ms`,
+    ],
+    [
+      "Resident bus: memory of 8 agents, sum of PSS of every process",
+      "≤ 0.55 × standalone",
+      `${r.memoryMB.toFixed(0)} MB (8 entries + the bus) vs ${s.memoryMB.toFixed(0)} MB (${
+        ratio(r.memoryMB, s.memoryMB)
+      })`,
+    ],
+    [
+      "Resident bus: delivery between two agents (half a ping-pong)",
+      "p50 ≤ 0.5 × standalone, p99 ≤ 5 ms",
+      `p50 ${r.delivery.p50.toFixed(2)} ms vs ${s.delivery.p50.toFixed(2)} ms (${
+        ratio(r.delivery.p50, s.delivery.p50)
+      }); p99 ${r.delivery.p99.toFixed(2)} vs ${s.delivery.p99.toFixed(2)} ms`,
+    ],
+    [
+      "Resident bus: 4 agents × 1 message per call",
+      "≥ 2 × standalone",
+      `${r.fourByOne.toFixed(0)} msg/s vs ${s.fourByOne.toFixed(0)} msg/s (${
+        ratio(r.fourByOne, s.fourByOne)
+      })`,
+    ],
+  ];
+}
+
 /** The rows of a run of `--only` (some benchmarks, not the summary's). */
 export function partialTable(r: {
   secrets?: SecretsCost[];
   streams?: StreamsResult;
   fairness?: LoopTally;
   hooks?: HooksResult;
+  resident?: ResidentResult;
 }): string {
   const rows: string[][] = [];
   if (r.hooks) rows.push(...hookRows(r.hooks));
+  if (r.resident) rows.push(...residentRows(r.resident));
   for (const cost of r.secrets ?? []) {
     rows.push([
       `Secret screen per message: ${cost.name}`,

@@ -38,18 +38,25 @@ export async function benchThroughput(
     dbPath?: string;
     /** A database already holding this topic's history (see `_history.ts`). */
     history?: History;
+    /**
+     * Every agent attaches to the resident bus (senders and readers alike
+     * with the readers' setting: a bus serves entries of its own settings).
+     */
+    resident?: boolean;
   },
 ): Promise<ThroughputResult> {
   const dbPath = options.dbPath ?? `${dir}/throughput-${options.senders}-${options.perCall}.sqlite`;
+  const { resident } = options;
+  const readerEnv = { AGENT_BUS_MAX_SYNC_ITEMS: "1000" };
   const senders: Peer[] = await Promise.all(
-    Array.from({ length: options.senders }, () => startPeer({ dbPath })),
+    Array.from(
+      { length: options.senders },
+      () => startPeer({ dbPath, resident, env: resident ? readerEnv : {} }),
+    ),
   );
   const topicCount = options.topics ?? 1;
   const readers: Peer[] = await Promise.all(
-    Array.from(
-      { length: topicCount },
-      () => startPeer({ dbPath, env: { AGENT_BUS_MAX_SYNC_ITEMS: "1000" } }),
-    ),
+    Array.from({ length: topicCount }, () => startPeer({ dbPath, resident, env: readerEnv })),
   );
   try {
     const { history } = options;
