@@ -31,36 +31,14 @@ import {
 import type { Store } from "../store/mod.ts";
 import { newId } from "./ids.ts";
 import { type Bus, write } from "./mod.ts";
+import { type ProcessPlace, processPlace } from "./place.ts";
 
 /** How often a running server says so in its record. */
 export const SESSION_REFRESH_SECONDS = 60;
 /** A record not refreshed for this long belongs to a server that is gone. */
 export const SESSION_EXPIRY_SECONDS = 5 * SESSION_REFRESH_SECONDS;
 
-/** Where this process runs: what a hook compares with its own. */
-export interface ProcessPlace {
-  host: string;
-  pid: number;
-  parentPid: number;
-  cwd: string;
-}
-
-/** This process's place; a fact that cannot be read is left empty. */
-export function processPlace(): ProcessPlace {
-  const attempt = <T>(read: () => T, fallback: T): T => {
-    try {
-      return read();
-    } catch {
-      return fallback;
-    }
-  };
-  return {
-    host: attempt(() => Deno.hostname(), ""),
-    pid: Deno.pid,
-    parentPid: attempt(() => Deno.ppid, 0),
-    cwd: attempt(() => Deno.cwd(), ""),
-  };
-}
+export { type ProcessPlace, processPlace } from "./place.ts";
 
 /** One server's entry in the register. */
 export class SessionRecord {

@@ -1,47 +1,17 @@
 /**
- * What every CLI command is, what it gets, and how its arguments are
- * parsed: Node's `util.parseArgs` (built into Deno: declarative, strict
- * about unknown options, no dependency to download or audit; the
- * commands need nothing it lacks).
+ * How a CLI command's arguments are parsed: Node's `util.parseArgs`
+ * (built into Deno: declarative, strict about unknown options, no
+ * dependency to download or audit; the commands need nothing it lacks),
+ * and the runtime a command opens.
  *
  * @module
  */
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import type { ConfigWarning, ResolvedConfig } from "../config.ts";
-import type { Logger } from "../log.ts";
-import type { CliIo, Printer } from "./format.ts";
 import { openRuntime, type Runtime } from "../runtime.ts";
+import { type CliContext, type Command, UsageError } from "./context.ts";
 
-/** Everything a command may use. */
-export interface CliContext {
-  config: ResolvedConfig;
-  configWarnings: ConfigWarning[];
-  log: Logger;
-  /** The environment (for commands that hand it on, like `install`). */
-  env: Record<string, string | undefined>;
-  /** The working directory the program runs in. */
-  cwd: string;
-  /** The standard streams (the process's, or a test's). */
-  io: CliIo;
-  /** Output to {@linkcode CliIo}'s stdout and stderr. */
-  print: Printer;
-}
-
-/** One `agent-bus <name>` command. */
-export interface Command {
-  /** The command's own `--help`. */
-  usage: string;
-  run(args: string[], ctx: CliContext): Promise<number> | number;
-}
-
-/** A mistake in how the command was called: printed with the usage, exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
+export { type CliContext, type Command, UsageError } from "./context.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 

@@ -13,7 +13,7 @@ import { DEFAULT_DB_PATH, DEFAULTS, loadConfig } from "../config.ts";
 import { BusError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { PACKAGE_VERSION, SPEC_VERSION } from "../version.ts";
-import { type CliContext, type Command, UsageError } from "./command.ts";
+import { type CliContext, type Command, UsageError } from "./context.ts";
 import { SERVE_OPTIONS } from "./commands/serve_usage.ts";
 import { type CliIo, createPrinter, PROCESS_IO, ReaderGone } from "./format.ts";
 import { ConfigSyntaxError } from "./install/config_error.ts";

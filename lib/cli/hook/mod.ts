@@ -41,7 +41,7 @@ import { loadConfig } from "../../config.ts";
 import { createLogger } from "../../log.ts";
 import { hookWatchOf } from "../../mcp/profiles/hooks.ts";
 import { closeBusRuntime, openBusRuntime } from "../../bus_runtime.ts";
-import { readProcessTree } from "./process_tree.ts";
+import { type ProcessTree, readProcessTree } from "./process_tree.ts";
 import {
   HOOK_CLIENTS,
   type HookClient,
@@ -167,6 +167,8 @@ export async function runHook(
     log.error(`Name a client and one of its events.\n${HOOK_USAGE}`);
     return { stdout: {}, code: 1 };
   }
+  // `ps` runs in a process of its own while this one reads its input and opens the database.
+  const tree = readProcessTree();
   try {
     const options = {
       wait: positiveInt(values.wait, "--wait", MAX_WAIT_SECONDS, 0),
@@ -190,6 +192,7 @@ export async function runHook(
         protocol,
         kind,
         input,
+        tree,
         ...options,
       });
       writeRecord(recordDir(config, env), trace, config.logLevel === "debug");
@@ -210,6 +213,8 @@ interface HookRun {
   protocol: HookProtocol;
   kind: HookKind;
   input: HookInput;
+  /** This process's ancestors and the live pids (started as the run began). */
+  tree: Promise<ProcessTree | undefined>;
   wait: number;
   maxBlocks: number;
 }
@@ -237,7 +242,7 @@ function emptyTrace(client: HookClient, event: string, input: HookInput): HookTr
 async function respond(bus: Bus, run: HookRun): Promise<{ stdout: unknown; trace: HookTrace }> {
   const { protocol, kind, input } = run;
   const host = processPlace().host;
-  const { mine, dead, by } = await matchSessions(bus, { host, cwds: input.cwds }, readProcessTree);
+  const { mine, dead, by } = await matchSessions(bus, { host, cwds: input.cwds }, () => run.tree);
   await forgetSessions(bus, dead);
   const trace: HookTrace = {
     ...emptyTrace(run.client, protocol.events[kind], input),

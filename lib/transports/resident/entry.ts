@@ -14,7 +14,7 @@
  * @module
  */
 
-import { processPlace } from "../../bus/attendance.ts";
+import { processPlace } from "../../bus/place.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { launchFor } from "../../launch.ts";
 import {

@@ -18,7 +18,7 @@
  * @module
  */
 
-import type { ProcessPlace } from "../../bus/attendance.ts";
+import type { ProcessPlace } from "../../bus/place.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { residentSocket } from "../../launch.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
