@@ -2,8 +2,8 @@
  * The resident bus (`lib/transports/resident/`), with real processes: MCP
  * clients start entries as `install --resident` writes them; the first
  * starts the bus, every entry attaches to it and relays its session; the
- * agents hear each other through it; `agent-bus bus status|stop` show and
- * stop it; it ends by itself once idle; a usage error reaches the client's
+ * agents hear each other through it; `agent-bus bus status|stop` and
+ * `doctor` show it, `bus stop` stops it; it ends by itself once idle; a usage error reaches the client's
  * entry; and only the user who owns the bus can attach to it.
  */
 
@@ -57,6 +57,12 @@ Deno.test({
         `every entry is a session of the one bus:\n${peers.map((p) => p.stderr()).join("")}`,
       );
       for (const peer of peers) assert.notEqual(peer.pid, bus.pid, "the entries only relay");
+      const doctor = await cli(["doctor", "--json"], { AGENT_BUS_DB: db, HOME: tmp.path, ...env });
+      const findings = JSON.parse(doctor.stdout).findings as { check: string; detail: string }[];
+      assert.match(
+        findings.find((f) => f.check === "Resident bus")?.detail ?? "",
+        new RegExp(`^pid ${bus.pid}, agent-bus .*, 16 session\\(s\\)`),
+      );
 
       const [a, b] = peers as [typeof peers[0], typeof peers[0]];
       const { topic_id } = await a.ok("topic_create", { name: "resident" });

@@ -32,6 +32,8 @@ import { MAIN_PATH } from "../../launch.ts";
 import { shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../hook/protocols.ts";
 import { placesOf } from "./install.ts";
+import { connect, hello } from "../../transports/resident/entry.ts";
+import { closeQuietly, residentAddress } from "../../transports/resident/protocol.ts";
 
 const USAGE = `Usage: agent-bus doctor [--deep] [--json]
 
@@ -63,6 +65,7 @@ export const doctorCommand: Command = defineCommand({
         ? await checkPostgres(ctx)
         : checkDatabase(ctx, values.deep ?? false)),
       await checkEmbeddings(ctx),
+      await checkResidentBus(ctx),
       ...await checkClients(ctx),
       ...await checkHooks(ctx),
     ];
@@ -89,6 +92,35 @@ export const doctorCommand: Command = defineCommand({
     return failed ? 1 : 0;
   },
 });
+
+/** The resident bus of this database: whether one runs, its version and sessions. */
+async function checkResidentBus(ctx: CliContext): Promise<Finding> {
+  const check = "Resident bus";
+  const address = residentAddress(ctx.config);
+  if ("none" in address) return { check, status: "info", detail: `none: ${address.none}` };
+  const conn = await connect(address.socket).catch(() => undefined);
+  if (!conn) {
+    return {
+      check,
+      status: "info",
+      detail: `not running (entries installed with --resident start it; ${address.socket})`,
+    };
+  }
+  const { answer } = await hello(conn, { status: true });
+  closeQuietly(conn);
+  if (!answer.ok) return { check, status: "warn", detail: answer.error };
+  const { bus } = answer;
+  const older = bus.version !== PACKAGE_VERSION;
+  return {
+    check,
+    status: older ? "warn" : "ok",
+    detail:
+      `pid ${bus.pid}, agent-bus ${bus.version}, ${bus.sessions} session(s), since ${bus.started_at}`,
+    ...(older
+      ? { fix: "agent-bus bus stop (its sessions end; the next entry starts this version's bus)" }
+      : {}),
+  };
+}
 
 /** The PostgreSQL store: reachable, our schema, and wake-ups through LISTEN/NOTIFY. */
 async function checkPostgres(ctx: CliContext): Promise<Finding[]> {
