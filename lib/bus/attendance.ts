@@ -31,6 +31,7 @@ import {
 import type { Store } from "../store/mod.ts";
 import { newId } from "./ids.ts";
 import { type Bus, write } from "./mod.ts";
+import type { SessionState } from "./session.ts";
 import { type ProcessPlace, processPlace } from "./place.ts";
 
 /** How often a running server says so in its record. */
@@ -113,6 +114,23 @@ export class SessionRecord {
   async seen(questionId: string, log: Logger): Promise<void> {
     await write(this.#bus, () => forgetSessionQuestion(this.#bus.store, this.id, questionId))
       .catch((error) => log.warn("Could not update the session record", { error: String(error) }));
+  }
+
+  /**
+   * Carry on a session from a bus that died: its names go into this record,
+   * and its old record goes.
+   */
+  async adopt(previous: SessionState): Promise<void> {
+    await write(this.#bus, () => {
+      for (const identity of previous.identities) {
+        this.joined(this.#bus.store, identity.topicId, identity.agentName);
+      }
+      if (previous.record && previous.record !== this.id) {
+        deleteSession(this.#bus.store, previous.record);
+      }
+    }).catch((error) =>
+      this.#bus.log.warn("Could not carry the session's record on", { error: String(error) })
+    );
   }
 
   /** Remove the record (the server is stopping). */

@@ -45,11 +45,24 @@ export interface ChatAgent {
   token: string;
 }
 
+/**
+ * What a session needs to carry on elsewhere as the same agent: its names
+ * and their tokens, its chatbus agent, and its record in the register (so
+ * that the record can be replaced). A resident bus hands it to the entry
+ * whenever it changes; a new bus takes it back if the old one dies.
+ */
+export interface SessionState {
+  identities: { topicId: string; agentName: string; reclaimToken: string }[];
+  chatAgent?: ChatAgent | undefined;
+  /** The session's record id (`bus_sessions`), if it has one. */
+  record?: string | undefined;
+}
+
 /** Identities of one MCP session (one stdio process, or one HTTP session). */
 export class Session {
   readonly #identities = new Map<string, Identity>();
-  /** The chatbus agent bound to this session, if any (later calls may omit credentials). */
-  chatAgent: ChatAgent | undefined;
+  #chatAgent: ChatAgent | undefined;
+  readonly #onChange: ((state: SessionState) => void) | undefined;
   /**
    * Reply tokens this session was given, by hash: the store keeps only hashes,
    * and a `msg_wait` that times out hands back the token it gave before.
@@ -63,16 +76,56 @@ export class Session {
   /** Where this session is served: the MCP endpoint's URL over HTTP, `stdio` over stdio. */
   readonly endpoint: string;
 
+  /**
+   * @param options `restore`: a state to carry on from (see
+   *   {@linkcode SessionState}); `onChange`: told the state after each change
+   */
   constructor(
     options: {
       agent?: string | undefined;
       record?: SessionRecord | undefined;
       endpoint?: string | undefined;
+      restore?: SessionState | undefined;
+      onChange?: ((state: SessionState) => void) | undefined;
     } = {},
   ) {
     this.agent = options.agent;
     this.record = options.record;
     this.endpoint = options.endpoint ?? "stdio";
+    for (const identity of options.restore?.identities ?? []) {
+      this.#identities.set(identity.topicId, { ...identity });
+    }
+    this.#chatAgent = options.restore?.chatAgent;
+    this.#onChange = options.onChange;
+  }
+
+  /** The chatbus agent bound to this session, if any (later calls may omit credentials). */
+  get chatAgent(): ChatAgent | undefined {
+    return this.#chatAgent;
+  }
+
+  set chatAgent(agent: ChatAgent | undefined) {
+    const same = agent?.agentId === this.#chatAgent?.agentId &&
+      agent?.token === this.#chatAgent?.token;
+    this.#chatAgent = agent;
+    if (!same) this.#changed();
+  }
+
+  /** What another process needs to carry this session on. */
+  state(): SessionState {
+    return {
+      identities: [...this.#identities.values()].map(({ topicId, agentName, reclaimToken }) => ({
+        topicId,
+        agentName,
+        reclaimToken,
+      })),
+      chatAgent: this.#chatAgent,
+      record: this.record?.id,
+    };
+  }
+
+  #changed(): void {
+    this.#onChange?.(this.state());
   }
 
   /** The identity held in this topic, if any. */
@@ -99,6 +152,10 @@ export class Session {
 
   /** Remember the identity a join established. */
   set(identity: Identity): void {
+    const before = this.#identities.get(identity.topicId);
     this.#identities.set(identity.topicId, identity);
+    if (before?.agentName !== identity.agentName || before.reclaimToken !== identity.reclaimToken) {
+      this.#changed();
+    }
   }
 }

@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { Session, SessionState } from "../bus/session.ts";
 import {
   type CallToolResult,
   ListToolsRequestSchema,
@@ -59,11 +60,18 @@ export interface ServerOptions {
   record?: SessionRecord | undefined;
   /** The URL of the MCP endpoint serving this connection (default `stdio`). */
   endpoint?: string | undefined;
+  /** A session carried on from elsewhere, and who is told its state as it changes (resident bus). */
+  sessionState?: {
+    restore?: SessionState | undefined;
+    onChange?: ((state: SessionState) => void) | undefined;
+  } | undefined;
 }
 
 /** A server and how to shut it down. */
 export interface CreatedServer {
   server: ProtocolServer;
+  /** Who this connection is, per topic. */
+  session: Session;
   close(): Promise<void>;
 }
 
@@ -122,6 +130,7 @@ export function createServer(
 
   return {
     server,
+    session: runner.session,
     async close() {
       for (const stop of stops) stop();
       await server.close();

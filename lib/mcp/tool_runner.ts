@@ -9,7 +9,7 @@ import type { CallToolResult, Tool as McpToolDescriptor } from "./_sdk.ts";
 import type { ResolvedConfig } from "../config.ts";
 import { asCall, type Bus } from "../bus/mod.ts";
 import type { SessionRecord } from "../bus/attendance.ts";
-import { Session } from "../bus/session.ts";
+import { Session, type SessionState } from "../bus/session.ts";
 import { BusError } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { type BoundTool, errorResult, type ToolContext } from "./define_tool.ts";
@@ -49,7 +49,8 @@ export function toolListOf(
  * Bind a profile's tools to a new session.
  *
  * @param options `agent` is the session's mail identity; `noDrain` hides `bus.drain`; `record`
- *   is the session's entry in the register the hooks read; `endpoint` is where it is served
+ *   is the session's entry in the register the hooks read; `endpoint` is where it is served;
+ *   `sessionState` carries a session on from elsewhere (see `Session`)
  */
 export function createToolRunner(
   profile: Profile,
@@ -59,6 +60,10 @@ export function createToolRunner(
     noDrain?: boolean | undefined;
     record?: SessionRecord | undefined;
     endpoint?: string | undefined;
+    sessionState?: {
+      restore?: SessionState | undefined;
+      onChange?: ((state: SessionState) => void) | undefined;
+    } | undefined;
   } = {},
 ): ToolRunner {
   const { bus, search } = deps;
@@ -68,6 +73,7 @@ export function createToolRunner(
     agent: options.agent,
     record: options.record,
     endpoint: options.endpoint,
+    ...options.sessionState,
   });
   return {
     tools,

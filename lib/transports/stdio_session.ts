@@ -82,7 +82,11 @@ export async function serveSession(
   const record = profile.stdio.recordSession
     ? await SessionRecord.open(bus, { profile: profile.name, agent: options.agent, place })
     : undefined;
+  const restored = options.sessionState?.restore;
+  if (record && restored) await record.adopt(restored);
   const created = createServer(profile, { bus, search }, { ...options, record });
+  // (Carried on, the session has a new record: whoever keeps its state learns it.)
+  if (restored) options.sessionState?.onChange?.(created.session.state());
 
   const { promise: closed, resolve } = Promise.withResolvers<void>();
   let stopping = false;

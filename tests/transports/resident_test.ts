@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { cli } from "../_helpers/cli.ts";
-import { startPeer, until } from "../_helpers/peer.ts";
+import { readTopic, startPeer, until } from "../_helpers/peer.ts";
 import { run } from "../_helpers/run.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -167,5 +167,68 @@ Deno.test({
     assert.equal((await Deno.stat(socket)).mode! & 0o777, 0o600);
     await peer.close();
     await gone(db, pid!);
+  },
+});
+
+Deno.test({
+  name:
+    `the bus SIGKILLed 5 times under 4 agents' traffic: every call answered, as the same agent, nothing acknowledged lost or stored twice${only}`,
+  ignore,
+  async fn() {
+    await using tmp = await tmpDir();
+    const db = `${tmp.path}/bus.sqlite`;
+    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "60000" };
+    const peers = await Promise.all(
+      Array.from({ length: 4 }, () => startPeer({ dbPath: db, resident: true, env })),
+    );
+    try {
+      const { topic_id } = await peers[0]!.ok("topic_create", { name: "kills" });
+      for (const [i, peer] of peers.entries()) {
+        await peer.ok("topic_join", { agent_name: `agent-${i}`, topic_id });
+      }
+      let killing = true;
+      const acknowledged: string[] = [];
+      const errors: string[] = [];
+      const traffic = peers.map(async (peer, i) => {
+        for (let n = 0; killing || n < 5; n++) {
+          const result = await peer.call("sync", {
+            topic_id,
+            outbox: [{ content_markdown: `agent ${i} message ${n}` }],
+            wait_seconds: 0,
+          }).catch((error) => {
+            throw new Error(`agent ${i}'s entry: ${error}\n${peer.stderr()}`);
+          });
+          const content = result.structuredContent as {
+            sent?: { message: { content_markdown: string } }[];
+            error?: { code: string; message: string };
+          };
+          if (result.isError) errors.push(`${content.error?.code}: ${content.error?.message}`);
+          else acknowledged.push(...content.sent!.map((s) => s.message.content_markdown));
+        }
+      });
+      for (let kill = 0; kill < 5; kill++) {
+        const before = acknowledged.length;
+        await until(() => acknowledged.length >= before + 8, { what: "traffic on the bus" });
+        const { pid } = await status(db, env);
+        Deno.kill(pid!, "SIGKILL");
+        await until(async () => {
+          const now = await status(db, env);
+          return now.running && now.pid !== pid;
+        }, { timeoutMs: 60_000, what: "a new bus" });
+      }
+      killing = false;
+      await Promise.all(traffic);
+      assert.deepEqual(errors, [], "every call was answered, none as a stranger");
+      await using auditor = await startPeer({ dbPath: db });
+      await auditor.ok("topic_join", { agent_name: "auditor", topic_id });
+      const stored = (await readTopic(auditor, topic_id)).map((m) => m.content_markdown);
+      const kept = new Set(stored);
+      assert.deepEqual(acknowledged.filter((c) => !kept.has(c)), [], "0 acknowledged lost");
+      assert.equal(kept.size, stored.length, "nothing stored twice");
+      assert.ok(acknowledged.length >= 40, `traffic went on (${acknowledged.length} acknowledged)`);
+    } finally {
+      await Promise.all(peers.map((peer) => peer.close()));
+      await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
+    }
   },
 });

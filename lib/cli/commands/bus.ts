@@ -59,13 +59,16 @@ export const busCommand = defineCommand({
       throw new UsageError("Name a command: status, stop or run");
     }
     const conn = await connect(address.socket);
-    if (!conn) {
+    // (A bus that dies as it is asked counts as none.)
+    const said = conn && await hello(conn, what === "stop" ? { stop: true } : { status: true })
+      .catch(() => undefined);
+    if (conn) closeQuietly(conn);
+    if (!said) {
       if (values.json) ctx.print.out(JSON.stringify({ running: false, socket: address.socket }));
       else ctx.print.out(`No resident bus runs for ${ctx.config.dbPath} (${address.socket})`);
       return what === "status" ? 0 : 1;
     }
-    const { answer } = await hello(conn, what === "stop" ? { stop: true } : { status: true });
-    closeQuietly(conn);
+    const { answer } = said;
     if (!answer.ok) throw new Error(answer.error);
     const bus = answer.bus;
     if (values.json) ctx.print.out(JSON.stringify({ running: what === "status", ...bus }));

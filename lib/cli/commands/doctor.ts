@@ -106,8 +106,10 @@ async function checkResidentBus(ctx: CliContext): Promise<Finding> {
       detail: `not running (entries installed with --resident start it; ${address.socket})`,
     };
   }
-  const { answer } = await hello(conn, { status: true });
+  const said = await hello(conn, { status: true }).catch(() => undefined);
   closeQuietly(conn);
+  if (!said) return { check, status: "info", detail: "not running (it ended as it was asked)" };
+  const { answer } = said;
   if (!answer.ok) return { check, status: "warn", detail: answer.error };
   const { bus } = answer;
   const older = bus.version !== PACKAGE_VERSION;

@@ -20,6 +20,7 @@
 
 import type { ConfigWarning, ResolvedConfig } from "../../config.ts";
 import type { Logger } from "../../log.ts";
+import type { SessionState } from "../../bus/session.ts";
 import type { Profile } from "../../mcp/profiles/mod.ts";
 import type { PushMode } from "../../mcp/features/mod.ts";
 import { openRuntime } from "../../runtime.ts";
@@ -35,6 +36,7 @@ import {
   type Hello,
   lineOf,
   type ResidentAddress,
+  STATE_METHOD,
   VERSION,
   type Welcome,
 } from "./protocol.ts";
@@ -134,12 +136,17 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
       stdout: conn.writable,
       maxLineBytes: maxMessageBytes(config),
     });
+    // The entry keeps what the session would need on another bus (its names and tokens).
+    const tell = (state: SessionState) =>
+      void transport.send({ jsonrpc: "2.0", method: STATE_METHOD, params: { ...state } })
+        .catch(() => {});
     const session = await serveSession(
       transport,
       runtime,
       {
         ...choice,
         config,
+        sessionState: { restore: hello.restore, onChange: tell },
       },
       log,
       { place: hello.place },

@@ -17,6 +17,8 @@
 import { processPlace } from "../../bus/place.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { launchFor } from "../../launch.ts";
+import type { SessionState } from "../../bus/session.ts";
+import { relay } from "./relay.ts";
 import {
   type Attach,
   closeQuietly,
@@ -67,7 +69,7 @@ export async function attachToResidentBus(
   let welcome;
   try {
     welcome = await attachTo(await connect(address.socket), attach);
-    // A bus of another version gives way to one of this version, started now.
+    // None answered (or one of another version, which gives way): start this version's.
     if (!welcome || (!welcome.answer.ok && welcome.answer.reason === "version")) {
       welcome = await attachTo(await startAndConnect(config, env, address, attach), attach);
     }
@@ -80,16 +82,31 @@ export async function attachToResidentBus(
     if (answer.reason === "usage") return { code: 2, error: answer.error };
     return { failed: answer.error };
   }
-  // Both directions until the bus ends the session; the client closing stdin ends it.
-  Deno.stdin.readable.pipeTo(conn.writable).catch(() => {});
-  await rest.pipeTo(Deno.stdout.writable, { preventClose: true }).catch(() => {});
+  // If the bus dies, the session goes on on a new one (started if none runs), as the same agent.
+  const reconnect = async (restore: SessionState | undefined) => {
+    const again = { ...attach, restore };
+    const conn = await connect(address.socket) ??
+      await startAndConnect(config, env, address, again);
+    const { answer, rest } = await hello(conn, { attach: again });
+    if (!answer.ok) throw new Error(answer.error);
+    return { writer: conn.writable.getWriter(), lines: rest };
+  };
+  await relay({ writer: conn.writable.getWriter(), lines: rest }, reconnect, {
+    stdin: Deno.stdin.readable,
+    stdout: Deno.stdout.writable,
+  });
   return { code: 0 };
 }
 
-/** Attach on `conn` (none: undefined). */
+/** Attach on `conn`; undefined when there is none, or its bus died as it answered. */
 async function attachTo(conn: Deno.UnixConn | undefined, attach: Attach) {
   if (!conn) return undefined;
-  return { ...await hello(conn, { attach }), conn };
+  try {
+    return { ...await hello(conn, { attach }), conn };
+  } catch {
+    closeQuietly(conn);
+    return undefined;
+  }
 }
 
 /** Say `message` on `conn` and read the bus's answer. */

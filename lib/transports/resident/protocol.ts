@@ -19,6 +19,7 @@
  */
 
 import type { ProcessPlace } from "../../bus/place.ts";
+import type { SessionState } from "../../bus/session.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { residentSocket } from "../../launch.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
@@ -41,7 +42,17 @@ export interface Attach {
   env: Record<string, string>;
   /** Where the session's client runs: the entry and its parent. */
   place: ProcessPlace;
+  /** The session to carry on, when its bus died (what the bus last said of it). */
+  restore?: SessionState | undefined;
 }
+
+/**
+ * The notification in which a bus tells the entry its session's state
+ * (never forwarded to the client), written by the bus exactly so: the
+ * entry knows it by this start.
+ */
+export const STATE_METHOD = "agent-bus/session-state";
+export const STATE_LINE_START = `{"jsonrpc":"2.0","method":"${STATE_METHOD}"`;
 
 /** The bus's answer. */
 export type Welcome =
