@@ -154,7 +154,8 @@ export class FrameReader {
   }
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
+/** The bytes of `parts`, in order, in one array. */
+export function concat(parts: Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let offset = 0;

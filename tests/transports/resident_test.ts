@@ -37,17 +37,27 @@ async function gone(db: string, pid: number) {
   }, { timeoutMs: 30_000, what: "the bus process exits" });
 }
 
+/**
+ * `count` entries attached to the resident bus of a fresh database in
+ * `path` (the first starts it), with its idle time, and the bus's pid.
+ */
+async function residentPeers(path: string, count: number, idleMs = 60_000) {
+  const db = `${path}/bus.sqlite`;
+  const env = { AGENT_BUS_RESIDENT_IDLE_MS: String(idleMs) };
+  const peers = await Promise.all(
+    Array.from({ length: count }, () => startPeer({ dbPath: db, resident: true, env })),
+  );
+  const { pid } = await status(db, env);
+  return { db, env, peers, pid: pid!, peer: peers[0]! };
+}
+
 Deno.test({
   name:
     `16 entries started at once attach to one resident bus, and its agents hear each other${only}`,
   ignore,
   async fn() {
     await using tmp = await tmpDir();
-    const db = `${tmp.path}/bus.sqlite`;
-    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "60000" };
-    const peers = await Promise.all(
-      Array.from({ length: 16 }, () => startPeer({ dbPath: db, resident: true, env })),
-    );
+    const { db, env, peers } = await residentPeers(tmp.path, 16);
     try {
       const bus = await status(db, env);
       assert.equal(bus.running, true);
@@ -98,13 +108,11 @@ Deno.test({
   ignore,
   async fn() {
     await using tmp = await tmpDir();
-    const db = `${tmp.path}/bus.sqlite`;
-    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "300" };
-    const peer = await startPeer({ dbPath: db, resident: true, env });
-    const { pid } = await status(db, env);
+    const { db, env, peer, pid } = await residentPeers(tmp.path, 1, 300);
+    await using _entry = peer; // (closed below; and if the test fails)
     await peer.ok("topic_create", { name: "short-lived" });
     await peer.close();
-    await gone(db, pid!);
+    await gone(db, pid);
     // The next entry starts a bus again, and the database kept what the first said.
     await using again = await startPeer({ dbPath: db, resident: true, env });
     const topics = (await again.ok("topic_list", {})).topics as { name: string }[];
@@ -119,10 +127,8 @@ Deno.test({
   ignore,
   async fn() {
     await using tmp = await tmpDir();
-    const db = `${tmp.path}/bus.sqlite`;
-    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "300" };
-    await using peer = await startPeer({ dbPath: db, resident: true, env });
-    const { pid } = await status(db, env);
+    const { db, env, peer, pid } = await residentPeers(tmp.path, 1, 300);
+    await using _entry = peer; // (closed below; and if the test fails)
     const result = await run(Deno.execPath(), [
       "run",
       "-A",
@@ -135,7 +141,7 @@ Deno.test({
     assert.match(result.stderr, /--profile must be one of/);
     assert.equal((await status(db, env)).pid, pid, "served by the bus that runs");
     await peer.close();
-    await gone(db, pid!);
+    await gone(db, pid);
   },
 });
 
@@ -144,10 +150,8 @@ Deno.test({
   ignore: ignore || Deno.uid() !== 0,
   async fn() {
     await using tmp = await tmpDir();
-    const db = `${tmp.path}/bus.sqlite`;
-    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "300" };
-    await using peer = await startPeer({ dbPath: db, resident: true, env });
-    const { pid } = await status(db, env);
+    const { db, env, peer, pid } = await residentPeers(tmp.path, 1, 300);
+    await using _entry = peer; // (closed below; and if the test fails)
     // `nobody`, with a Deno cache of its own, tries the socket.
     const cache = await Deno.makeTempDir();
     await Deno.chmod(cache, 0o777);
@@ -166,7 +170,7 @@ Deno.test({
     assert.equal(tried.stdout.trim(), "PermissionDenied", tried.stderr);
     assert.equal((await Deno.stat(socket)).mode! & 0o777, 0o600);
     await peer.close();
-    await gone(db, pid!);
+    await gone(db, pid);
   },
 });
 
@@ -176,11 +180,7 @@ Deno.test({
   ignore,
   async fn() {
     await using tmp = await tmpDir();
-    const db = `${tmp.path}/bus.sqlite`;
-    const env = { AGENT_BUS_RESIDENT_IDLE_MS: "60000" };
-    const peers = await Promise.all(
-      Array.from({ length: 4 }, () => startPeer({ dbPath: db, resident: true, env })),
-    );
+    const { db, env, peers } = await residentPeers(tmp.path, 4);
     try {
       const { topic_id } = await peers[0]!.ok("topic_create", { name: "kills" });
       for (const [i, peer] of peers.entries()) {

@@ -22,6 +22,7 @@ import type { ProcessPlace } from "../../bus/place.ts";
 import type { SessionState } from "../../bus/session.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { residentSocket } from "../../launch.ts";
+import { concat } from "../frame_reader.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 
 /** The first line from an entry. */
@@ -166,16 +167,6 @@ export async function firstLine(
     });
     return { line, rest };
   }
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return all;
 }
 
 /** Close `conn`, which its peer's end (or the end of its stream) may have closed already. */
