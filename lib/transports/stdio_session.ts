@@ -5,6 +5,9 @@
  * read; and its orderly stop (leave the registry, close the database, which
  * checkpoints the WAL). It runs in the thread that owns stdio, or in the
  * session worker (`stdio_worker.ts`, which is told the profile's name).
+ * `serveSession()` is the same session over a runtime it does not own: the
+ * resident bus's (`resident/bus.ts`), shared by all its sessions, which may
+ * carry on a session from a bus that died.
  *
  * @module
  */
