@@ -167,8 +167,6 @@ export async function runHook(
     log.error(`Name a client and one of its events.\n${HOOK_USAGE}`);
     return { stdout: {}, code: 1 };
   }
-  // `ps` runs in a process of its own while this one reads its input and opens the database.
-  const tree = readProcessTree();
   try {
     const options = {
       wait: positiveInt(values.wait, "--wait", MAX_WAIT_SECONDS, 0),
@@ -185,6 +183,8 @@ export async function runHook(
       }, config.logLevel === "debug");
       return { stdout: {}, code: 0 };
     }
+    // `ps` runs in a process of its own while this one opens the database.
+    const tree = readProcessTree();
     const runtime = openBusRuntime(config, { log });
     try {
       const { stdout, trace } = await respond(runtime.bus, {
