@@ -12,6 +12,7 @@
  * @module
  */
 
+import { directoryOf } from "./strings.ts";
 import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
 
@@ -78,9 +79,7 @@ export function launchFor(options: LaunchOptions): Launch {
     return { command: options.execPath, args: options.args, env };
   }
   const url = options.dbPath.includes("://") ? new URL(options.dbPath) : undefined;
-  const dbDir = options.dbPath === ":memory:" || url
-    ? undefined
-    : options.dbPath.replace(/[\\/][^\\/]*$/, "") || "/";
+  const dbDir = options.dbPath === ":memory:" || url ? undefined : directoryOf(options.dbPath);
   const flags = denoJson.tasks.serve.command.split(/\s+/).slice(1).flatMap((arg) => {
     if (arg === "main.ts") return [];
     if (arg.startsWith("--allow-net=") && url && !arg.split(/[=,]/).includes(url.hostname)) {

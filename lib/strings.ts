@@ -16,6 +16,11 @@ export function trimTrailingSlashes(text: string): string {
   return end === text.length ? text : text.slice(0, end);
 }
 
+/** The directory part of a file path (`/` for a file in the root), either separator. */
+export function directoryOf(path: string): string {
+  return path.replace(/[\\/][^\\/]*$/, "") || "/";
+}
+
 /**
  * Compare two secrets (tokens) in time that depends only on their lengths,
  * never on where they differ. Linear in the longer one.

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { directoryOf } from "../strings.ts";
 import { DatabaseSync } from "node:sqlite";
 import { type MigrationState, migrationState } from "./migrate.ts";
 import { databaseFiles } from "./sqlite.ts";
@@ -73,7 +74,7 @@ export function inspectDatabaseFile(path: string, options: { deep: boolean }): D
 /** The database's files (and agent-bus's own directory) that users other than their owner may read. */
 function exposedFiles(path: string): { path: string; mode: string }[] {
   if (Deno.build.os === "windows") return [];
-  const dir = path.replace(/[\\/][^\\/]*$/, "") || "/";
+  const dir = directoryOf(path);
   const ownDir = /[\\/]\.agent_bus$/.test(dir) ? [dir] : [];
   const exposed: { path: string; mode: string }[] = [];
   for (const file of [...ownDir, ...databaseFiles(path)]) {

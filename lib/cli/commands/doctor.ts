@@ -9,6 +9,7 @@
  * @module
  */
 
+import { directoryOf } from "../../strings.ts";
 import {
   inspectDatabaseFile,
   isPostgresUrl,
@@ -225,7 +226,7 @@ function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
     }];
   }
   const findings: Finding[] = [];
-  const dir = path.replace(/[\\/][^\\/]*$/, "") || "/";
+  const dir = directoryOf(path);
   const facts = inspectDatabaseFile(path, { deep });
   const writable = dirWritable(dir);
   if (!facts.exists) {
@@ -332,7 +333,7 @@ function dirWritable(dir: string): boolean | undefined {
   try {
     Deno.statSync(dir);
   } catch {
-    const parent = dir.replace(/[\\/][^\\/]*$/, "") || "/";
+    const parent = directoryOf(dir);
     return parent === dir ? undefined : dirWritable(parent) ? true : undefined;
   }
   const probe = `${dir}/.agent-bus-doctor-${Deno.pid}`;

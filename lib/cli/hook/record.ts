@@ -11,6 +11,7 @@
  * @module
  */
 
+import { directoryOf } from "../../strings.ts";
 import { homeDir, type ResolvedConfig } from "../../config.ts";
 
 /** Size at which `hooks.log` is moved to `hooks.log.1` and started again. */
@@ -54,7 +55,7 @@ export function recordDir(
     const home = homeDir(env);
     return home ? `${home}/.agent_bus` : undefined;
   }
-  return path.replace(/[\\/][^\\/]*$/, "") || "/";
+  return directoryOf(path);
 }
 
 /** Append `trace` to the record in `dir` (see the module's note); never throws. */

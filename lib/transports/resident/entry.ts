@@ -14,6 +14,7 @@
  * @module
  */
 
+import { directoryOf } from "../../strings.ts";
 import { processPlace } from "../../bus/place.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { launchFor } from "../../launch.ts";
@@ -143,7 +144,7 @@ async function startAndConnect(
   address: ResidentAddress,
   attach: Attach,
 ): Promise<Deno.UnixConn> {
-  await Deno.mkdir(address.lock.replace(/[\\/][^\\/]*$/, ""), { recursive: true, mode: 0o700 });
+  await Deno.mkdir(directoryOf(address.lock), { recursive: true, mode: 0o700 });
   using lock = await Deno.open(address.lock, { create: true, write: true, mode: 0o600 });
   await lock.lock(true);
   const running = await connect(address.socket);

@@ -18,6 +18,7 @@
  * @module
  */
 
+import { directoryOf } from "../../strings.ts";
 import type { ProcessPlace } from "../../bus/place.ts";
 import type { SessionState } from "../../bus/session.ts";
 import type { ResolvedConfig } from "../../config.ts";
@@ -99,7 +100,7 @@ export function residentAddress(config: ResolvedConfig): ResidentAddress | { non
   const db = config.dbPath;
   if (db === ":memory:") return { none: "an in-memory database is each process's own" };
   if (db.includes("://")) return { none: "on PostgreSQL each agent runs its own server for now" };
-  const dir = db.replace(/[\\/][^\\/]*$/, "") || "/";
+  const dir = directoryOf(db);
   const socket = residentSocket(dir);
   if (socket.length > MAX_SOCKET_PATH) {
     return { none: `the socket path would be too long (${socket.length} bytes): ${socket}` };
