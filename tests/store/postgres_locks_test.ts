@@ -18,8 +18,9 @@ import {
   statementScope,
   WRITE_LOCK,
 } from "../../lib/store/postgres/locks.ts";
+import { fileURLToPath } from "node:url";
 import { connectInProcess } from "../_helpers/in_process.ts";
-import { type ReadMessage, readTopic, startPeer } from "../_helpers/peer.ts";
+import { inheritedEnv, type ReadMessage, readTopic, startPeer, until } from "../_helpers/peer.ts";
 import { clusterTest } from "../_helpers/postgres.ts";
 
 Deno.test("a statement writes its topic's rows, anything, or nothing", () => {
@@ -53,6 +54,9 @@ Deno.test("a scoped write locks the bus shared, then its topics in one fixed ord
     `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`,
   ]);
 });
+
+/** A process that takes the bus lock on the server and then blocks (a frozen host). */
+const FREEZE = fileURLToPath(new URL("../_helpers/freeze_in_write.ts", import.meta.url));
 
 /** Another program's open transaction holding `statements`' locks until released. */
 async function holdLocks(url: string, statements: { sql: string }[]) {
@@ -125,6 +129,58 @@ await clusterTest("a write to one topic waits only for writers of that topic", a
     assert.deepEqual(messages.map((m) => m.seq), want.map((_, i) => i + 1));
   }
 });
+
+await clusterTest(
+  "writers frozen while queued for the bus lock leave the queue: a send waits for the holder, not for them in a row",
+  async (pg) => {
+    // (A process of its own: an in-process write would block this thread, the holder's too.)
+    await using peer = await startPeer({ dbPath: pg.url });
+    const topic = (await peer.ok("topic_create", { name: "goes on" })).topic_id as string;
+    await peer.ok("topic_join", { topic_id: topic, agent_name: "ann" });
+    const watch = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const queued = async () =>
+      Number(
+        (await watch`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)[
+          0
+        ]!
+          .n,
+      );
+    const release = await holdLocks(pg.url, lockStatements(undefined));
+    // Three hosts' writes queue for the bus lock, then the hosts freeze (as a paused VM or a
+    // stalled network: their requests stay on the server, nobody answers for them). Granted the
+    // lock one after another, each would hold it until the server gives up on it (4 s).
+    const frozen: Deno.ChildProcess[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        frozen.push(
+          new Deno.Command(Deno.execPath(), {
+            args: ["run", "-A", FREEZE, pg.url],
+            env: inheritedEnv(),
+            stdout: "null",
+            stderr: "null",
+          }).spawn(),
+        );
+      }
+      await until(async () => await queued() >= 3, { timeoutMs: 60_000, what: "3 writers queued" });
+      for (const child of frozen) Deno.kill(child.pid, "SIGSTOP");
+      // The send queues behind them, and the holder lets go.
+      const sending = peer.call("sync", {
+        topic_id: topic,
+        outbox: [{ content_markdown: "after the holder" }],
+        wait_seconds: 0,
+      });
+      await release();
+      const sent = await sending;
+      assert.ok(!sent.isError, `the send went through: ${JSON.stringify(sent.structuredContent)}`);
+    } finally {
+      for (const child of frozen) {
+        child.kill("SIGKILL");
+        await child.status;
+      }
+      await watch.end();
+    }
+  },
+);
 
 await clusterTest(
   "processes writing to different topics at once keep gap-free seqs and one global order",

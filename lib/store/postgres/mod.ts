@@ -100,6 +100,19 @@ const CONNECT_TIMEOUT_S = 5;
 export const STALL_MS = 5000;
 /** Longest a statement may run on the server (below {@linkcode STALL_MS}, so the server's error comes first). */
 const STATEMENT_TIMEOUT_MS = 4000;
+/**
+ * How long the server keeps a write's lock request queued before the
+ * client asks again (until the write's whole wait, the busy timeout, is
+ * spent). A request stays in the server's queue even when its client has
+ * stopped answering, and holds back every request behind it; and a lock it
+ * is granted is held until the server gives up on the idle transaction
+ * (`idle_in_transaction_session_timeout`, 4 s). Queued a slice at a time,
+ * a stalled host leaves no request behind for longer than this, so the
+ * others wait at most one such hold (and a slice), never a chain of them.
+ * Below {@linkcode STALL_MS}: a commit lock not granted in time is the
+ * server's error, not a connection taken for stalled.
+ */
+const LOCK_SLICE_MS = 1000;
 /** How long a call tries to reach a server that did not answer last time. */
 const SILENT_PROBE_MS = 2000;
 /** How long an outage is waited out (retrying) before calls fail fast. */
@@ -301,10 +314,15 @@ export class PostgresStore implements Store {
   #write<T>(fn: () => T, waitMs: number, topics: ChangedTopics): T {
     const scoped = topics !== undefined && topics.length <= MAX_NOTIFIED_TOPICS;
     let lockScope = scoped ? topics : undefined;
+    const waitUntil = performance.now() + waitMs;
     for (let attempt = 0;; attempt++) {
       this.#ensureReady();
       try {
-        const lockMs = Math.max(1, Math.round(waitMs));
+        // The server waits for a lock one slice at a time (see LOCK_SLICE_MS).
+        const lockMs = Math.max(
+          1,
+          Math.round(Math.min(LOCK_SLICE_MS, waitUntil - performance.now())),
+        );
         this.#lockWaitMs = lockMs;
         this.#scoped = lockScope !== undefined;
         this.#commit = scoped
@@ -325,6 +343,13 @@ export class PostgresStore implements Store {
       } catch (error) {
         const committing = this.#committing;
         this.#rollback();
+        // A lock not granted within its slice: nothing was stored; queue again while the wait lasts.
+        if (
+          error instanceof BridgeError && error.code === "55P03" &&
+          waitUntil - performance.now() >= 1
+        ) {
+          continue;
+        }
         const lost = error instanceof BridgeError && error.connection;
         // A connection found dead before COMMIT: nothing was stored; once more on a fresh one.
         if (lost && !committing && attempt === 0) continue;
