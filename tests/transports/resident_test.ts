@@ -150,7 +150,7 @@ Deno.test({
   ignore: ignore || Deno.uid() !== 0,
   async fn() {
     await using tmp = await tmpDir();
-    const { db, env, peer, pid } = await residentPeers(tmp.path, 1, 300);
+    const { db, peer, pid } = await residentPeers(tmp.path, 1, 300);
     await using _entry = peer; // (closed below; and if the test fails)
     // `nobody`, with a Deno cache of its own, tries the socket.
     const cache = await Deno.makeTempDir();
