@@ -2,18 +2,22 @@
  * The clients' hooks: how long one `agent-bus hook` run takes, spawned
  * through `sh -c` by a client process as Claude Code and Gemini CLI do
  * (measured by that process, from spawn to exit), and how soon an on-call
- * stop hook lets the agent continue after a message arrives.
+ * stop hook lets the agent continue after a message arrives. With
+ * `resident`, the agents' servers are entries of the resident bus, which
+ * answers the hooks.
  *
  * @module
  */
 
-import { STOP_REASON_HEADER } from "../lib/cli/hook/reason.ts";
+import { STOP_REASON_HEADER } from "../lib/transports/hook/reason.ts";
 import { hookShell, startFakeClient } from "../tests/_helpers/hook.ts";
 import { startPeer } from "../tests/_helpers/peer.ts";
 import { type Distribution, distribution } from "./_stats.ts";
 
 /** Hook run times, and the on-call wake-up. */
 export interface HooksResult {
+  /** Who answered the hooks: the hook's own process over the database, or the resident bus. */
+  mode: "standalone" | "resident";
   /** `UserPromptSubmit` with one unread topic: a read and a line of context. */
   prompt: Distribution;
   /** `Stop` with a new message each time: a read, a write, a block (Claude Code's). */
@@ -27,10 +31,20 @@ export interface HooksResult {
 }
 
 /** Run the prompt and stop hooks `runs` times each, and the on-call wake `wakes` times. */
-export async function benchHooks(dir: string, runs: number, wakes: number): Promise<HooksResult> {
-  const db = `${dir}/hooks.sqlite`;
-  await using agent = await startFakeClient(db, { cwd: dir, topic: "hooks", agent: "claude" });
-  await using other = await startPeer({ dbPath: db });
+export async function benchHooks(
+  dir: string,
+  runs: number,
+  wakes: number,
+  resident = false,
+): Promise<HooksResult> {
+  const db = `${dir}/hooks-${resident ? "resident" : "standalone"}.sqlite`;
+  await using agent = await startFakeClient(db, {
+    cwd: dir,
+    topic: "hooks",
+    agent: "claude",
+    resident,
+  });
+  await using other = await startPeer({ dbPath: db, resident });
   await other.ok("topic_join", { agent_name: "codex", topic_id: agent.topicId });
   const send = (text: string) =>
     other.ok("sync", {
@@ -103,6 +117,7 @@ export async function benchHooks(dir: string, runs: number, wakes: number): Prom
     wake.push(performance.now() - sent);
   }
   return {
+    mode: resident ? "resident" : "standalone",
     prompt: distribution(prompt),
     stop: distribution(stop),
     stops,

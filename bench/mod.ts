@@ -83,8 +83,13 @@ async function runSome(names: string[]): Promise<void> {
     results.fairness = await benchChatFairness(dir, { agents: 4, posts: size(1000, 200) });
   }
   if (names.includes("hooks")) {
-    progress("hooks: each client's stop hook, the resumed turn, on-call wake-up");
-    results.hooks = await benchHooks(dir, size(200, 50), size(20, 5));
+    progress(
+      "hooks: each client's stop hook, the resumed turn, on-call wake-up; then answered by the resident bus",
+    );
+    results.hooks = [
+      await benchHooks(dir, size(200, 50), size(20, 5)),
+      await benchHooks(dir, size(200, 50), size(20, 5), true),
+    ];
   }
   if (names.includes("resident")) {
     progress("resident bus against a process per agent: start-up, memory, delivery, 4 × 1");

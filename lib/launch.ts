@@ -13,7 +13,6 @@
  */
 
 import { directoryOf } from "./strings.ts";
-import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
 
 /** A command to start: what an MCP client's config names. */
@@ -33,13 +32,15 @@ export interface LaunchOptions {
   args: string[];
   /** The environment, for HOME and DENO_DIR when run from source. */
   env: Record<string, string | undefined>;
-  /** More `deno run` flags, when run from source (the hook's `--allow-run=ps`). */
-  denoFlags?: string[];
+  /** Programs it may run, when run from source (`ps`: a hook's or the bus's process tree). */
+  runs?: string[];
   /**
    * The entry attaches to the resident bus (`AGENT_BUS_RESIDENT=1`), which
    * it starts when none runs: from source it may run Deno for that.
    */
   resident?: boolean;
+  /** It may reach the resident bus's socket (a hook asks it), without attaching. */
+  reachesBus?: boolean;
   /** The module run from source (default `main.ts`). */
   entry?: string;
   /**
@@ -64,12 +65,17 @@ export function runsFromSource(execPath: string): boolean {
   return /^deno(\.exe)?$/i.test(execPath.split(/[\\/]/).pop() ?? "");
 }
 
+/**
+ * This checkout: `deno run` must be allowed to read what the workers it
+ * starts load (`lib/`, `deno.json`). (From `import.meta.dirname`, not
+ * `node:url`, which would cost every hook run the Node compatibility layer.)
+ */
+export const CHECKOUT = import.meta.dirname!.replace(/[\\/]lib$/, "");
+const SEPARATOR = Deno.build.os === "windows" ? "\\" : "/";
 /** The main module of this checkout. */
-export const MAIN_PATH = fileURLToPath(new URL("../main.ts", import.meta.url));
+export const MAIN_PATH = `${CHECKOUT}${SEPARATOR}main.ts`;
 /** The hooks' own entry point (`hook.ts`), which loads only the hook. */
-export const HOOK_PATH = fileURLToPath(new URL("../hook.ts", import.meta.url));
-/** This checkout: `deno run` must be allowed to read what the workers it starts load (`lib/`, `deno.json`). */
-export const CHECKOUT = fileURLToPath(new URL("..", import.meta.url)).replace(/[\\/]$/, "");
+export const HOOK_PATH = `${CHECKOUT}${SEPARATOR}hook.ts`;
 
 /** How a client starts this server. */
 export function launchFor(options: LaunchOptions): Launch {
@@ -85,8 +91,8 @@ export function launchFor(options: LaunchOptions): Launch {
     if (arg.startsWith("--allow-net=") && url && !arg.split(/[=,]/).includes(url.hostname)) {
       return [`${arg},${url.hostname}`];
     }
-    // An entry that attaches reaches the resident bus's socket.
-    if (arg.startsWith("--allow-net=") && options.resident && dbDir) {
+    // An entry that attaches, or a hook, reaches the resident bus's socket.
+    if (arg.startsWith("--allow-net=") && (options.resident || options.reachesBus) && dbDir) {
       return [`${arg},unix:${residentSocket(dbDir)}`];
     }
     if (!arg.includes("$HOME/.agent_bus")) return [arg];
@@ -106,12 +112,11 @@ export function launchFor(options: LaunchOptions): Launch {
   const entry = options.entry ?? MAIN_PATH;
   const cached = options.denoDir ? ["--cached-only"] : [];
   // An entry that attaches starts the bus when none runs.
-  const starts = options.resident && dbDir ? [`--allow-run=${options.execPath}`] : [];
+  const runs = [...options.resident && dbDir ? [options.execPath] : [], ...options.runs ?? []];
   const args = [
     ...flags,
     ...cached,
-    ...starts,
-    ...(options.denoFlags ?? []),
+    ...runs.length > 0 ? [`--allow-run=${runs.join(",")}`] : [],
     entry,
     ...options.args,
   ];

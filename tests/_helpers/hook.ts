@@ -79,10 +79,11 @@ const FIXTURE = fileURLToPath(new URL("../fixtures/hook_client.ts", import.meta.
 /** Start a stand-in client in `cwd` whose server joins `topic` as `agent`. */
 export async function startFakeClient(
   dbPath: string,
-  options: { cwd: string; topic: string; agent: string },
+  options: { cwd: string; topic: string; agent: string; resident?: boolean },
 ): Promise<FakeClient> {
+  const mode = options.resident ? ["resident"] : [];
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", FIXTURE, dbPath, options.topic, options.agent],
+    args: ["run", "-A", FIXTURE, dbPath, options.topic, options.agent, ...mode],
     cwd: options.cwd,
     env: Deno.env.toObject(),
     stdin: "piped",

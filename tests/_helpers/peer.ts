@@ -127,7 +127,8 @@ export async function startPeer(options: PeerOptions): Promise<Peer> {
     env: {
       ...inheritedEnv(),
       AGENT_BUS_DB: storeLocation(options.dbPath),
-      ...(options.resident ? { AGENT_BUS_RESIDENT: "1" } : {}),
+      // (A bus a test started ends soon after its last session, not 10 minutes later.)
+      ...(options.resident ? { AGENT_BUS_RESIDENT: "1", AGENT_BUS_RESIDENT_IDLE_MS: "5000" } : {}),
       ...options.env,
     },
     stderr: "pipe",

@@ -6,12 +6,12 @@
 
 import assert from "node:assert/strict";
 import {
-  type HookTrace,
   MAX_RECORD_BYTES,
   RECORD_FILE,
   recordDir,
   writeRecord,
 } from "../../lib/cli/hook/record.ts";
+import type { HookTrace } from "../../lib/transports/hook/answer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const trace: HookTrace = {

@@ -8,9 +8,10 @@
  */
 
 import { serveResidentBus } from "../../transports/resident/bus.ts";
-import { connect, hello } from "../../transports/resident/entry.ts";
 import {
   closeQuietly,
+  connect,
+  hello,
   residentAddress,
   SESSION_SETTINGS,
   settingsKey,

@@ -31,10 +31,14 @@ import { findExecutable } from "../path_lookup.ts";
 import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
 import { MAIN_PATH } from "../../launch.ts";
 import { shellQuote } from "../install/launch.ts";
-import { PROTOCOLS } from "../hook/protocols.ts";
+import { PROTOCOLS } from "../../transports/hook/protocols.ts";
 import { placesOf } from "./install.ts";
-import { connect, hello } from "../../transports/resident/entry.ts";
-import { closeQuietly, residentAddress } from "../../transports/resident/protocol.ts";
+import {
+  closeQuietly,
+  connect,
+  hello,
+  residentAddress,
+} from "../../transports/resident/protocol.ts";
 
 const USAGE = `Usage: agent-bus doctor [--deep] [--json]
 

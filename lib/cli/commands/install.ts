@@ -39,7 +39,7 @@ import {
 import { launchFor, runsFromSource } from "../../launch.ts";
 import { hookCommand, prepareDenoCache } from "../install/launch.ts";
 import { MAX_WAIT_SECONDS } from "../hook/mod.ts";
-import { kindOf, PROTOCOLS } from "../hook/protocols.ts";
+import { kindOf, PROTOCOLS } from "../../transports/hook/protocols.ts";
 import { cleanMailAgent } from "../../bus/mail.ts";
 import { type Profile, profileNamed, PROFILES } from "../../mcp/profiles/mod.ts";
 

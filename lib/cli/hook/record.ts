@@ -13,36 +13,12 @@
 
 import { directoryOf } from "../../strings.ts";
 import { homeDir, type ResolvedConfig } from "../../config.ts";
+import type { HookTrace } from "../../transports/hook/answer.ts";
 
 /** Size at which `hooks.log` is moved to `hooks.log.1` and started again. */
 export const MAX_RECORD_BYTES = 1024 * 1024;
 /** The file's name in the bus's directory. */
 export const RECORD_FILE = "hooks.log";
-
-/** What one hook run saw and decided. */
-export interface HookTrace {
-  client: string;
-  event: string;
-  /** The client's session id. */
-  session: string;
-  /** The recorded server sessions taken as this agent's (their ids), and how they were found. */
-  sessions: string[];
-  matchedBy: string;
-  /** Records of servers that are gone, removed by this run. */
-  removed: number;
-  /** Markers of what was unread at the first look. */
-  first: string[];
-  /** The on-call wait: how long it was allowed, how long it took, how many times it looked. */
-  wait?: { seconds: number; ms: number; looks: number; deadline: string };
-  /** Markers of what was unread at the last look, and when that look began. */
-  last: string[];
-  lastLookAt: string;
-  /** Stops blocked in a row before this one, and the markers already reported. */
-  blocks: number;
-  reported: string[];
-  decision: "block" | "let go" | "context" | "nothing";
-  why: string;
-}
 
 /** The directory a bus's hook record goes to, or undefined when it has none (`:memory:`). */
 export function recordDir(

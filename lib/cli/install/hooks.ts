@@ -13,7 +13,7 @@
  * @module
  */
 
-import { type HookClient, PROTOCOLS } from "../hook/protocols.ts";
+import { type HookClient, PROTOCOLS } from "../../transports/hook/protocols.ts";
 import type { ClientId, Places, Scope } from "./clients.ts";
 
 /** The clients whose hooks `agent-bus hook` speaks. */

@@ -32,18 +32,22 @@ export function shellQuote(word: string): string {
 
 /**
  * The shell command a client runs as a hook: `agent-bus hook <client>
- * <event> --db <database>` (from source, `hook.ts <client> <event> ...`), with the environment it needs written in front
- * of it (clients such as Gemini CLI run hooks with a sanitized environment)
- * and, from source, the server's permissions plus `ps` (to find the
- * client's process among the hook's ancestors).
+ * <event> --db <database>` (from source, `hook.ts <client> <event> ...`),
+ * with the environment it needs written in front of it (clients such as
+ * Gemini CLI run hooks with a sanitized environment) and, from source, the
+ * server's permissions plus `ps` (to find the client's process among the
+ * hook's ancestors) and the resident bus's socket (to ask it).
  */
-export function hookCommand(options: Omit<LaunchOptions, "args" | "denoFlags">, hook: HookLaunch) {
+export function hookCommand(
+  options: Omit<LaunchOptions, "args" | "runs" | "reachesBus">,
+  hook: HookLaunch,
+) {
   // From source the hook has its own entry; a compiled agent-bus is told the command.
   const command = runsFromSource(options.execPath) ? [] : ["hook"];
   const args = [...command, hook.client, hook.event, "--db", options.dbPath];
   if (hook.wait) args.push("--wait", String(hook.wait));
   if (hook.maxBlocks !== undefined) args.push("--max-blocks", String(hook.maxBlocks));
-  const launch = launchFor({ ...options, args, entry: HOOK_PATH, denoFlags: ["--allow-run=ps"] });
+  const launch = launchFor({ ...options, args, entry: HOOK_PATH, runs: ["ps"], reachesBus: true });
   const env = Object.entries(launch.env).filter(([key]) => key !== "AGENT_BUS_DB")
     .map(([key, value]) => `${key}=${shellQuote(value)}`);
   return [...env, ...[launch.command, ...launch.args].map(shellQuote)].join(" ");

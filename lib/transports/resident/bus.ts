@@ -10,6 +10,8 @@
  * process. The session's record (what the hooks read) names the entry and
  * its client, as a process of its own would have named itself.
  *
+ * It also answers hook runs (`hook_ask.ts`), over the same bus.
+ *
  * It says `listening` on stdout once it accepts connections (its starter
  * waits for that line), ends by itself when it has had no session for
  * `idleMs`, on `stop` from `agent-bus bus stop`, or on a signal; and it
@@ -28,12 +30,16 @@ import { onShutdownSignal } from "../../signals.ts";
 import { maxMessageBytes } from "../limits.ts";
 import { serveSession, type StdioSession } from "../stdio_session.ts";
 import { StdioTransport } from "../stdio_transport.ts";
+import { answerHook } from "../hook/answer.ts";
+import { readProcessTree } from "../hook/process_tree.ts";
 import {
   type Attach,
   type BusStatus,
   closeQuietly,
   firstLine,
   type Hello,
+  type HookHello,
+  type HookReply,
   lineOf,
   type ResidentAddress,
   STATE_METHOD,
@@ -93,11 +99,13 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
   const ours = (await Deno.stat(address.socket)).ino;
   const started = new Date().toISOString();
   const sessions = new Set<StdioSession>();
+  /** Hook runs being answered (an on-call stop may wait for minutes). */
+  let hooks = 0;
   const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
   let idle: ReturnType<typeof setTimeout> | undefined;
   const idleCheck = () => {
     clearTimeout(idle);
-    idle = sessions.size === 0 ? setTimeout(stop, options.idleMs) : undefined;
+    idle = sessions.size === 0 && hooks === 0 ? setTimeout(stop, options.idleMs) : undefined;
   };
   const status = (): BusStatus => ({
     pid: Deno.pid,
@@ -159,6 +167,35 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
     idleCheck();
   };
 
+  const hook = async (conn: Deno.UnixConn, asked: HookHello) => {
+    const reply = async (answer: HookReply) => {
+      const writer = conn.writable.getWriter();
+      await writer.write(lineOf(answer)).catch(() => {});
+      closeQuietly(conn);
+    };
+    if (asked.version !== VERSION) {
+      const error = `this bus is agent-bus ${VERSION}, the hook ${asked.version}`;
+      return await reply({ ok: false, error, reason: "version" });
+    }
+    hooks++;
+    idleCheck();
+    try {
+      const answer = await answerHook(asked.ask, {
+        open: () => ({ bus: runtime.bus, tree: readProcessTree(asked.ppid) }),
+      });
+      await reply({ ok: true, answer: { ...answer, trace: { ...answer.trace, by: "bus" } } });
+    } catch (error) {
+      await reply({
+        ok: false,
+        error: String((error as Error)?.message ?? error),
+        reason: "failed",
+      });
+    } finally {
+      hooks--;
+      idleCheck();
+    }
+  };
+
   const serve = async (conn: Deno.UnixConn) => {
     let hello: Hello;
     let rest: ReadableStream<Uint8Array>;
@@ -175,6 +212,7 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
       return;
     }
     if ("attach" in hello) return await attach(conn, hello.attach, rest);
+    if ("hook" in hello) return await hook(conn, hello.hook);
     const writer = conn.writable.getWriter();
     await writer.write(lineOf({ ok: true, bus: status() } satisfies Welcome)).catch(() => {});
     closeQuietly(conn);

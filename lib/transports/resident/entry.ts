@@ -23,14 +23,12 @@ import { relay } from "./relay.ts";
 import {
   type Attach,
   closeQuietly,
-  firstLine,
-  type Hello,
-  lineOf,
+  connect,
+  hello,
   type ResidentAddress,
   SESSION_SETTINGS,
   settingsKey,
   VERSION,
-  type Welcome,
 } from "./protocol.ts";
 
 /** How long a starting bus may take to listen (a busy machine has needed seconds). */
@@ -110,30 +108,6 @@ async function attachTo(conn: Deno.UnixConn | undefined, attach: Attach) {
   }
 }
 
-/** Say `message` on `conn` and read the bus's answer. */
-export async function hello(
-  conn: Deno.UnixConn,
-  message: Hello,
-): Promise<{ answer: Welcome; rest: ReadableStream<Uint8Array> }> {
-  const writer = conn.writable.getWriter();
-  await writer.write(lineOf(message));
-  writer.releaseLock();
-  const { line, rest } = await firstLine(conn.readable);
-  return { answer: JSON.parse(line) as Welcome, rest };
-}
-
-/** A connection to the bus at `socket`, or undefined when none listens there. */
-export async function connect(socket: string): Promise<Deno.UnixConn | undefined> {
-  try {
-    return await Deno.connect({ transport: "unix", path: socket });
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.ConnectionRefused) {
-      return undefined;
-    }
-    throw error;
-  }
-}
-
 /**
  * Start the bus under its lock and connect, unless another starter's bus
  * that takes `attach` answers once the lock is held.
@@ -163,6 +137,8 @@ async function startAndConnect(
     env,
     denoDir: env.DENO_DIR,
     resident: true,
+    // (The bus reads the process tree for the hooks it answers.)
+    runs: ["ps"],
   });
   const child = new Deno.Command(launch.command, {
     args: launch.args,

@@ -21,16 +21,34 @@
 import { directoryOf } from "../../strings.ts";
 import type { ProcessPlace } from "../../bus/place.ts";
 import type { SessionState } from "../../bus/session.ts";
+import type { HookAnswer, HookAsk } from "../hook/answer.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { residentSocket } from "../../launch.ts";
 import { concat } from "../frame_reader.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 
-/** The first line from an entry. */
+/** The first line from an entry (or from a hook, `hook`, answered with a {@linkcode HookReply}). */
 export type Hello =
   | { attach: Attach }
+  | { hook: HookHello }
   | { status: true }
   | { stop: true };
+
+/**
+ * A hook run asked of the bus. Only the version must match: what a hook is
+ * told depends on the database alone, whatever the settings of the bus.
+ */
+export interface HookHello {
+  version: string;
+  ask: HookAsk;
+  /** The hook's parent (its client, or the shell the client ran it in). */
+  ppid: number;
+}
+
+/** The bus's answer to a {@linkcode HookHello}: the hook's answer, or why there is none. */
+export type HookReply =
+  | { ok: true; answer: HookAnswer }
+  | { ok: false; error: string; reason: "version" | "failed" };
 
 /** Who a session is, as its entry tells the bus. */
 export interface Attach {
@@ -167,6 +185,30 @@ export async function firstLine(
       cancel: (reason) => reader.cancel(reason),
     });
     return { line, rest };
+  }
+}
+
+/** Say `message` on `conn` and read the bus's answer. */
+export async function hello<Answer = Welcome>(
+  conn: Deno.UnixConn,
+  message: Hello,
+): Promise<{ answer: Answer; rest: ReadableStream<Uint8Array> }> {
+  const writer = conn.writable.getWriter();
+  await writer.write(lineOf(message));
+  writer.releaseLock();
+  const { line, rest } = await firstLine(conn.readable);
+  return { answer: JSON.parse(line) as Answer, rest };
+}
+
+/** A connection to the bus at `socket`, or undefined when none listens there. */
+export async function connect(socket: string): Promise<Deno.UnixConn | undefined> {
+  try {
+    return await Deno.connect({ transport: "unix", path: socket });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.ConnectionRefused) {
+      return undefined;
+    }
+    throw error;
   }
 }
 

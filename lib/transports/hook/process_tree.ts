@@ -1,5 +1,5 @@
 /**
- * The hook's view of the process tree: which processes are its ancestors
+ * A hook's view of the process tree: which processes are its ancestors
  * (the client that ran it is one of them), which are alive, and since when
  * (so a pid reused by a later process is not taken for the server that
  * had it). Read with one `ps` run (Linux, macOS, the BSDs; the start time
@@ -47,8 +47,11 @@ export function ancestorsOf(parents: Map<number, number>, start: number): number
   return chain;
 }
 
-/** This process's ancestors and the live pids, or undefined when `ps` cannot be run. */
-export async function readProcessTree(): Promise<ProcessTree | undefined> {
+/**
+ * The ancestors of the process whose parent is `parent` (by default this
+ * one's), and the live pids; undefined when `ps` cannot be run.
+ */
+export async function readProcessTree(parent = Deno.ppid): Promise<ProcessTree | undefined> {
   if (Deno.build.os === "windows") return undefined;
   // `etimes` (seconds since start) is procps' and the BSDs'; without it, start times are unknown.
   for (const columns of ["pid=,ppid=,etimes=", "pid=,ppid="]) {
@@ -64,7 +67,7 @@ export async function readProcessTree(): Promise<ProcessTree | undefined> {
         new TextDecoder().decode(output.stdout),
         Date.now() / 1000,
       );
-      return { ancestors: ancestorsOf(parents, Deno.ppid), alive: started };
+      return { ancestors: ancestorsOf(parents, parent), alive: started };
     } catch {
       return undefined;
     }
