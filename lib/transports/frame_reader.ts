@@ -8,12 +8,19 @@
  * a message longer than `maxBytes` is skipped as it streams by and reported
  * with its first bytes, so its request id can still be answered. A framed
  * body that never arrives whole (a `Content-Length` larger than what
- * follows) must not wedge the stream: the transport calls
- * {@linkcode FrameReader.abandon} when the body stalls, and the bytes kept
- * are read again as lines.
+ * follows) must not wedge the stream: {@linkcode framesOf} calls
+ * {@linkcode FrameReader.abandon} when the body stalls for
+ * {@linkcode BODY_STALL_MS}, and the bytes kept are read again as lines.
  *
  * @module
  */
+
+/**
+ * How long the body of a `Content-Length` frame may pause before it is
+ * given up: a client writes a message in one go, so a pause this long means
+ * the declared length was wrong (or hostile) and the rest will never come.
+ */
+export const BODY_STALL_MS = 2_000;
 
 /** What the reader found in the stream. */
 export type Frame =
@@ -164,4 +171,52 @@ export function concat(parts: Uint8Array[]): Uint8Array {
     offset += part.length;
   }
   return out;
+}
+
+/**
+ * The frames read from `reader` until it ends (or is cancelled), a framed
+ * body that pauses for `stallMs` given up and read as lines.
+ */
+export async function* framesOf(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  maxBytes: number,
+  stallMs = BODY_STALL_MS,
+): AsyncGenerator<Frame> {
+  const frames = new FrameReader(maxBytes);
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  for (;;) {
+    pending ??= reader.read();
+    const result = frames.awaitingBody ? await withStall(pending, stallMs) : await pending;
+    if (result === "stalled") {
+      yield* frames.abandon();
+      continue;
+    }
+    pending = undefined;
+    if (result.done) return;
+    yield* frames.push(result.value);
+  }
+}
+
+/** `read`, or "stalled" when it has not settled within `ms` (the read stays pending). */
+async function withStall<T>(read: Promise<T>, ms: number): Promise<T | "stalled"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<"stalled">((resolve) => {
+    timer = setTimeout(() => resolve("stalled"), ms);
+  });
+  try {
+    return await Promise.race([read, stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The JSON-RPC error that answers an oversized message, by the request id
+ * read from its first bytes (null when none can be read).
+ */
+export function tooLargeReply(head: Uint8Array, maxBytes: number) {
+  const match = /"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})/.exec(decoder.decode(head));
+  const id = match ? JSON.parse(match[1]!) as string | number : null;
+  const message = `Request too large: lines are limited to ${maxBytes} bytes`;
+  return { jsonrpc: "2.0", id, error: { code: -32600, message } };
 }

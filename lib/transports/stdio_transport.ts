@@ -10,8 +10,8 @@
  * - drops an oversized message, answering its request (when an id can be
  *   read from the message's start) with a JSON-RPC error, and keeps serving;
  * - answers a line that is not JSON with a JSON-RPC parse error;
- * - gives up a `Content-Length` body that stalls for {@linkcode BODY_STALL_MS}
- *   and reads what came of it as lines, so a wrong length cannot wedge it;
+ * - gives up a `Content-Length` body that stalls for `BODY_STALL_MS`
+ *   (`frame_reader.ts`) and reads what came of it as lines, so a wrong length cannot wedge it;
  * - reports end of input through `onclose`, so the process can exit.
  *
  * Streams are injectable for tests; the defaults are the process's stdio.
@@ -20,27 +20,7 @@
  */
 
 import { type JSONRPCMessage, JSONRPCMessageSchema, type Transport } from "../mcp/_sdk.ts";
-import { type Frame, FrameReader } from "./frame_reader.ts";
-
-/**
- * How long the body of a `Content-Length` frame may pause before it is
- * given up: a client writes a message in one go, so a pause this long means
- * the declared length was wrong (or hostile) and the rest will never come.
- */
-export const BODY_STALL_MS = 2_000;
-
-/** `read`, or "stalled" when it has not settled within `ms` (the read stays pending). */
-async function withStall<T>(read: Promise<T>, ms: number): Promise<T | "stalled"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stalled = new Promise<"stalled">((resolve) => {
-    timer = setTimeout(() => resolve("stalled"), ms);
-  });
-  try {
-    return await Promise.race([read, stalled]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { type Frame, framesOf, tooLargeReply } from "./frame_reader.ts";
 
 /** Options of {@linkcode StdioTransport}. */
 export interface StdioTransportOptions {
@@ -92,28 +72,15 @@ export class StdioTransport implements Transport {
   }
 
   async #readLoop(): Promise<void> {
-    const reader = this.#reader!;
-    const frames = new FrameReader(this.#maxLineBytes);
-    let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
-    for (;;) {
-      pending ??= reader.read();
-      // A framed body that stops arriving is given up after a pause, not waited for forever.
-      const result = frames.awaitingBody ? await withStall(pending, BODY_STALL_MS) : await pending;
-      if (result === "stalled") {
-        this.#handleFrames(frames.abandon());
-        continue;
-      }
-      pending = undefined;
-      if (result.done || this.#closed) return;
-      this.#handleFrames(frames.push(result.value));
+    for await (const frame of framesOf(this.#reader!, this.#maxLineBytes)) {
+      if (this.#closed) return;
+      this.#handleFrame(frame);
     }
   }
 
-  #handleFrames(frames: Frame[]): void {
-    for (const frame of frames) {
-      if (frame.kind === "message") this.#handleLine(frame.bytes);
-      else this.#reject(frame.head);
-    }
+  #handleFrame(frame: Frame): void {
+    if (frame.kind === "message") this.#handleLine(frame.bytes);
+    else this.#reject(frame.head);
   }
 
   #handleLine(bytes: Uint8Array): void {
@@ -139,15 +106,8 @@ export class StdioTransport implements Transport {
   }
 
   #reject(head: Uint8Array): void {
-    const match = /"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})/.exec(
-      this.#decoder.decode(head),
-    );
-    const id = match ? JSON.parse(match[1]!) as string | number : null;
-    this.#replyError(
-      id,
-      -32600,
-      `Request too large: lines are limited to ${this.#maxLineBytes} bytes`,
-    );
+    const reply = tooLargeReply(head, this.#maxLineBytes);
+    this.#replyError(reply.id, reply.error.code, reply.error.message);
   }
 
   #replyError(id: string | number | null, code: number, message: string): void {

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { BODY_STALL_MS } from "../../lib/transports/stdio_transport.ts";
+import { BODY_STALL_MS } from "../../lib/transports/frame_reader.ts";
 import { INIT_PARAMS, rawServer } from "../_helpers/raw.ts";
 import { until } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -91,7 +91,12 @@ Deno.test("stdio server gives up a Content-Length body that never arrives and an
 
 Deno.test("stdio server exits when its client closes stdin, even during a waiting sync", async () => {
   await using tmp = await tmpDir();
-  await using server = rawServer(`${tmp.path}/bus.sqlite`, { AGENT_BUS_LOG_LEVEL: "debug" });
+  // (A server of its own, whose log says when the sync waits: an entry of the resident bus ends
+  // on EOF too, tests/transports/peerbus_test.ts.)
+  await using server = rawServer(`${tmp.path}/bus.sqlite`, {
+    AGENT_BUS_LOG_LEVEL: "debug",
+    AGENT_BUS_STANDALONE: "1",
+  });
   await server.request(1, "initialize", INIT_PARAMS);
   await server.next();
   const call = (id: number, name: string, args: Record<string, unknown>) =>

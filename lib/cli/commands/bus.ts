@@ -23,7 +23,7 @@ import { chooseSession } from "./serve.ts";
 const USAGE = `Usage: agent-bus bus <command> [--json]
 
 The resident bus: one process per database that serves every agent's session on this host
-(entries started with --resident or AGENT_BUS_RESIDENT=1 attach to it, starting it if none runs).
+(every MCP client's entry attaches to it, starting it if none runs, unless --standalone).
 
 Commands:
   status   Show the bus of this database (AGENT_BUS_DB): its pid, version and sessions
@@ -47,7 +47,6 @@ export const busCommand = defineCommand({
       await serveResidentBus({
         config: ctx.config,
         configWarnings: ctx.configWarnings,
-        log: ctx.log,
         address,
         idleMs: ctx.config.resident.idleMs,
         settings: settingsKey(ctx.env),

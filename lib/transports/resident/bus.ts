@@ -21,7 +21,8 @@
  */
 
 import type { ConfigWarning, ResolvedConfig } from "../../config.ts";
-import type { Logger } from "../../log.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createLogger } from "../../log.ts";
 import type { SessionState } from "../../bus/session.ts";
 import type { Profile } from "../../mcp/profiles/mod.ts";
 import type { PushMode } from "../../mcp/features/mod.ts";
@@ -41,6 +42,7 @@ import {
   type HookHello,
   type HookReply,
   lineOf,
+  LOG_METHOD,
   type ResidentAddress,
   STATE_METHOD,
   VERSION,
@@ -60,7 +62,6 @@ export interface SessionChoice {
 export interface ResidentBusOptions {
   config: ResolvedConfig;
   configWarnings?: ConfigWarning[];
-  log: Logger;
   address: ResidentAddress;
   /** End after this long without a session. */
   idleMs: number;
@@ -85,7 +86,16 @@ const HELLO_MS = 10_000;
  * @returns once the bus has shut down (its socket removed, its database closed)
  */
 export async function serveResidentBus(options: ResidentBusOptions): Promise<void> {
-  const { config, log, address } = options;
+  const { config, address } = options;
+  // What the bus logs while it serves a session goes to that session's entry too.
+  const sessionLog = new AsyncLocalStorage<(line: string) => void>();
+  const encoder = new TextEncoder();
+  const log = createLogger(config.logLevel, {
+    write(line) {
+      Deno.stderr.writeSync(encoder.encode(line));
+      sessionLog.getStore()?.(line);
+    },
+  });
   const runtime = openRuntime(config, {
     log,
     indexing: true,
@@ -148,17 +158,21 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
     const tell = (state: SessionState) =>
       void transport.send({ jsonrpc: "2.0", method: STATE_METHOD, params: { ...state } })
         .catch(() => {});
-    const session = await serveSession(
-      transport,
-      runtime,
-      {
-        ...choice,
-        config,
-        sessionState: { restore: hello.restore, onChange: tell },
-      },
-      log,
-      { place: hello.place },
-    );
+    const logLine = (line: string) =>
+      void transport.send({ jsonrpc: "2.0", method: LOG_METHOD, params: { line } })
+        .catch(() => {});
+    const session = await sessionLog.run(logLine, () =>
+      serveSession(
+        transport,
+        runtime,
+        {
+          ...choice,
+          config,
+          sessionState: { restore: hello.restore, onChange: tell },
+        },
+        log,
+        { place: hello.place },
+      ));
     sessions.add(session);
     idleCheck();
     await session.closed;

@@ -19,6 +19,8 @@ import { processPlace } from "../../bus/place.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { launchFor } from "../../launch.ts";
 import type { SessionState } from "../../bus/session.ts";
+import { maxMessageBytes } from "../limits.ts";
+import { onShutdownSignal } from "../../signals.ts";
 import { relay } from "./relay.ts";
 import {
   type Attach,
@@ -90,10 +92,19 @@ export async function attachToResidentBus(
     if (!answer.ok) throw new Error(answer.error);
     return { writer: conn.writable.getWriter(), lines: rest };
   };
-  await relay({ writer: conn.writable.getWriter(), lines: rest }, reconnect, {
-    stdin: Deno.stdin.readable,
-    stdout: Deno.stdout.writable,
-  });
+  // A shutdown signal ends the session as a server of its own would: cleanly, then exit 0.
+  const { promise: stop, resolve: stopped } = Promise.withResolvers<void>();
+  const stopListening = onShutdownSignal(stopped);
+  try {
+    await relay({ writer: conn.writable.getWriter(), lines: rest }, reconnect, {
+      stdin: Deno.stdin.readable,
+      stdout: Deno.stdout.writable,
+      maxBytes: maxMessageBytes(config),
+      stderr: Deno.stderr.writable.getWriter(),
+    }, stop);
+  } finally {
+    stopListening();
+  }
   return { code: 0 };
 }
 

@@ -74,6 +74,14 @@ export interface Attach {
 export const STATE_METHOD = "agent-bus/session-state";
 export const STATE_LINE_START = `{"jsonrpc":"2.0","method":"${STATE_METHOD}"`;
 
+/**
+ * The notification that carries one of the bus's log lines written while
+ * it served the session (`params.line`): the entry writes it to its stderr,
+ * where a server of its own would have written it (a client's MCP log).
+ */
+export const LOG_METHOD = "agent-bus/log";
+export const LOG_LINE_START = `{"jsonrpc":"2.0","method":"${LOG_METHOD}"`;
+
 /** The bus's answer. */
 export type Welcome =
   | { ok: true; bus: BusStatus }

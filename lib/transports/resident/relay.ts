@@ -2,6 +2,8 @@
  * The entry's relay: its client's MCP lines to the resident bus and back,
  * carrying the session on to a new bus when its bus dies.
  *
+ * The bus's log lines of the session go to the entry's stderr.
+ *
  * It keeps what that takes, and only that: the client's `initialize` (and
  * `notifications/initialized`), the requests not answered yet, and the
  * session's state as the bus last told it (its names and their tokens, in
@@ -17,7 +19,8 @@
  */
 
 import type { SessionState } from "../../bus/session.ts";
-import { STATE_LINE_START } from "./protocol.ts";
+import { framesOf, tooLargeReply } from "../frame_reader.ts";
+import { LOG_LINE_START, STATE_LINE_START } from "./protocol.ts";
 
 /** A line-level connection to a bus: where to write, and what it says after its welcome. */
 export interface BusLink {
@@ -37,7 +40,16 @@ const RECONNECT_MS = 60_000;
 export async function relay(
   link: BusLink,
   reconnect: Reconnect,
-  stdio: { stdin: ReadableStream<Uint8Array>; stdout: WritableStream<Uint8Array> },
+  stdio: {
+    stdin: ReadableStream<Uint8Array>;
+    stdout: WritableStream<Uint8Array>;
+    /** Longest client message (the bus's own limit). */
+    maxBytes: number;
+    /** Where the session's log lines go (the entry's stderr). */
+    stderr?: WritableStreamDefaultWriter<Uint8Array>;
+  },
+  /** Resolves when the relay should end its session as if the client had gone (a signal). */
+  stop?: Promise<void>,
 ): Promise<void> {
   const encoder = new TextEncoder();
   const out = stdio.stdout.getWriter();
@@ -70,8 +82,17 @@ export async function relay(
   const write = (link: BusLink, line: string) =>
     link.writer.write(encoder.encode(`${line}\n`)).catch(() => {});
 
+  // The client may frame its messages by lines or by `Content-Length`: each goes on as a line.
   const toBus = async () => {
-    for await (const line of linesOf(stdio.stdin)) {
+    const decoder = new TextDecoder();
+    for await (const frame of framesOf(stdio.stdin.getReader(), stdio.maxBytes)) {
+      if (frame.kind === "oversized") {
+        const reply = tooLargeReply(frame.head, stdio.maxBytes);
+        await out.write(encoder.encode(`${JSON.stringify(reply)}\n`));
+        continue;
+      }
+      const line = oneLine(decoder.decode(frame.bytes));
+      if (line === "") continue;
       await ready;
       void write(current, fromClient(line));
     }
@@ -84,6 +105,11 @@ export async function relay(
       for await (const line of linesOf(current.lines)) {
         if (line.startsWith(STATE_LINE_START)) {
           state = (parse(line)?.params as SessionState | undefined) ?? state;
+          continue;
+        }
+        if (line.startsWith(LOG_LINE_START)) {
+          const logged = (parse(line)?.params as { line?: unknown } | undefined)?.line;
+          if (typeof logged === "string") await stdio.stderr?.write(encoder.encode(logged));
           continue;
         }
         const message = parse(line);
@@ -117,6 +143,11 @@ export async function relay(
 
   const down = fromBus();
   toBus().catch(() => {});
+  // (The bus ends the session once the entry's side closes, then closes its own: `down` ends.)
+  stop?.then(() => {
+    clientDone = true;
+    current.writer.close().catch(() => {});
+  });
   await down;
 }
 
@@ -139,6 +170,17 @@ function stampSends(message: Record<string, unknown>, nextId: () => string): boo
     }
   }
   return changed;
+}
+
+/** `text` as one line: trimmed, and a JSON body written over several lines joined. */
+function oneLine(text: string): string {
+  const trimmed = text.trim();
+  if (!trimmed.includes("\n")) return trimmed;
+  try {
+    return JSON.stringify(JSON.parse(trimmed));
+  } catch {
+    return trimmed.replaceAll(/\r?\n/g, " "); // (not JSON: the bus answers a parse error)
+  }
 }
 
 /** A JSON object line, or undefined. */
