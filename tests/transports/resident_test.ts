@@ -181,6 +181,8 @@ Deno.test({
   async fn() {
     await using tmp = await tmpDir();
     const { db, env, peers } = await residentPeers(tmp.path, 4);
+    let traffic: Promise<void>[] = [];
+    let stopped = false;
     try {
       const { topic_id } = await peers[0]!.ok("topic_create", { name: "kills" });
       for (const [i, peer] of peers.entries()) {
@@ -189,8 +191,8 @@ Deno.test({
       let killing = true;
       const acknowledged: string[] = [];
       const errors: string[] = [];
-      const traffic = peers.map(async (peer, i) => {
-        for (let n = 0; killing || n < 5; n++) {
+      traffic = peers.map(async (peer, i) => {
+        for (let n = 0; !stopped && (killing || n < 5); n++) {
           const result = await peer.call("sync", {
             topic_id,
             outbox: [{ content_markdown: `agent ${i} message ${n}` }],
@@ -208,7 +210,11 @@ Deno.test({
       });
       for (let kill = 0; kill < 5; kill++) {
         const before = acknowledged.length;
-        await until(() => acknowledged.length >= before + 8, { what: "traffic on the bus" });
+        // (A bus starting from source after a kill takes seconds on a busy machine.)
+        await until(() => acknowledged.length >= before + 8, {
+          timeoutMs: 60_000,
+          what: "traffic on the bus",
+        });
         const { pid } = await status(db, env);
         Deno.kill(pid!, "SIGKILL");
         await until(async () => {
@@ -227,6 +233,9 @@ Deno.test({
       assert.equal(kept.size, stored.length, "nothing stored twice");
       assert.ok(acknowledged.length >= 40, `traffic went on (${acknowledged.length} acknowledged)`);
     } finally {
+      // The traffic ends before its entries do, so a failure above is the one reported.
+      stopped = true;
+      await Promise.allSettled(traffic);
       await Promise.all(peers.map((peer) => peer.close()));
       await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
     }
