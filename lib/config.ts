@@ -67,9 +67,9 @@ export interface ResolvedConfig {
 /** Whether an MCP client's entry attaches to the host's resident bus. */
 export interface ResidentConfig {
   /**
-   * Attach to the resident bus (AGENT_BUS_RESIDENT=1 or `--resident`);
-   * AGENT_BUS_STANDALONE=1 (or `--standalone`) serves in the entry's own
-   * process whatever else says.
+   * Attach to the resident bus: the default (where there can be one: a
+   * SQLite file). AGENT_BUS_STANDALONE=1 (or `--standalone`, or
+   * AGENT_BUS_RESIDENT=0) serves in the entry's own process.
    */
   attach: boolean;
   /** A resident bus with no session for this long ends by itself. */
@@ -327,7 +327,7 @@ export function loadConfig(
     toolNames: readToolNames(env, warnings),
     secrets: readSecretsMode(env, warnings),
     resident: {
-      attach: readBool(env, "AGENT_BUS_RESIDENT", false, warnings) &&
+      attach: readBool(env, "AGENT_BUS_RESIDENT", true, warnings) &&
         !readBool(env, "AGENT_BUS_STANDALONE", false, warnings),
       idleMs: int({
         variable: "AGENT_BUS_RESIDENT_IDLE_MS",

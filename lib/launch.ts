@@ -35,10 +35,12 @@ export interface LaunchOptions {
   /** Programs it may run, when run from source (`ps`: a hook's or the bus's process tree). */
   runs?: string[];
   /**
-   * The entry attaches to the resident bus (`AGENT_BUS_RESIDENT=1`), which
-   * it starts when none runs: from source it may run Deno for that.
+   * The entry attaches to the resident bus, which it starts when none runs:
+   * from source it may run Deno for that, and reach the bus's socket.
    */
   resident?: boolean;
+  /** The entry serves in its own process (`AGENT_BUS_STANDALONE=1`). */
+  standalone?: boolean;
   /** It may reach the resident bus's socket (a hook asks it), without attaching. */
   reachesBus?: boolean;
   /** The module run from source (default `main.ts`). */
@@ -80,7 +82,7 @@ export const HOOK_PATH = `${CHECKOUT}${SEPARATOR}hook.ts`;
 /** How a client starts this server. */
 export function launchFor(options: LaunchOptions): Launch {
   const env: Record<string, string> = { AGENT_BUS_DB: options.dbPath };
-  if (options.resident) env.AGENT_BUS_RESIDENT = "1";
+  if (options.standalone) env.AGENT_BUS_STANDALONE = "1";
   if (!runsFromSource(options.execPath)) {
     return { command: options.execPath, args: options.args, env };
   }

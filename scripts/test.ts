@@ -1,12 +1,16 @@
 /**
  * `deno task test`: the suite on both stores.
  *
- * First every test on SQLite files. Then, where Debian's PostgreSQL is
- * installed, a throwaway cluster (`tests/_helpers/postgres.ts`) and the
- * store-independent suites again with `AGENT_BUS_TEST_STORE=postgres`: every
- * profile's contract, the transports, the console, the CLI and search, each
- * test on a database of its own. Without PostgreSQL the second run is
- * skipped with a message saying so. Exits non-zero when either run fails.
+ * First every test on SQLite files, with the servers they start attached
+ * to a resident bus (the default). Then the tests that start servers again,
+ * each server in a process of its own (`AGENT_BUS_STANDALONE=1`). Then,
+ * where Debian's PostgreSQL is installed, a throwaway cluster
+ * (`tests/_helpers/postgres.ts`) and the store-independent suites again
+ * with `AGENT_BUS_TEST_STORE=postgres`: every profile's contract, the
+ * transports, the console, the CLI and search, each test on a database of
+ * its own (a server per process: there is no resident bus on PostgreSQL
+ * yet). Without PostgreSQL that run is skipped with a message saying so.
+ * Exits non-zero when any run fails.
  *
  * Arguments are passed to both `deno test` runs (e.g. `--filter sync`).
  *
@@ -40,6 +44,31 @@ async function postgresFiles(): Promise<string[]> {
       if (entry.isFile && path.endsWith("_test.ts") && !STORE_FREE.has(path)) files.push(path);
     }
   }
+  return files.sort();
+}
+
+/** What a test file names when it starts agent-bus servers (`tests/_helpers/`). */
+const STARTS_SERVERS = /\b(?:startPeer|serverCommand|startHttpServer|startFakeClient|hookShell)\(/;
+
+/** The SQLite tests that start servers: run again with every server in a process of its own. */
+async function standaloneFiles(): Promise<string[]> {
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = `${dir}/${entry.name}`;
+      if (
+        entry.isDirectory && !["stress", "clients", "_helpers", "fixtures"].includes(entry.name)
+      ) {
+        await walk(path);
+      } else if (
+        entry.isFile && path.endsWith("_test.ts") && !entry.name.startsWith("postgres_") &&
+        STARTS_SERVERS.test(await Deno.readTextFile(path))
+      ) {
+        files.push(path);
+      }
+    }
+  };
+  await walk("tests");
   return files.sort();
 }
 
@@ -84,8 +113,10 @@ function startLoad(count: number): Deno.ChildProcess[] {
 }
 
 const load = startLoad(Number(Deno.env.get("AGENT_BUS_TEST_LOAD") ?? 0) || 0);
-say("== deno test on SQLite");
+say("== deno test on SQLite (agents on the resident bus)");
 let ok = await denoTest(["--ignore=tests/stress", "tests/"]);
+say("== deno test on SQLite, every server in a process of its own (the tests that start servers)");
+ok = await denoTest(await standaloneFiles(), { AGENT_BUS_STANDALONE: "1" }) && ok;
 
 const bin = await postgresBin();
 if ("unavailable" in bin) {

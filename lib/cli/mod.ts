@@ -161,9 +161,10 @@ export async function main(
 }
 
 /**
- * What an MCP client starts: a relay to the host's resident bus when asked
- * for one (loading nothing else), else a server in this process; also when
- * there can be no resident bus, or it could not be reached (said on stderr).
+ * What an MCP client starts: a relay to the host's resident bus (loading
+ * nothing else), unless it is told to serve alone (`--standalone`,
+ * `AGENT_BUS_STANDALONE=1`): then a server in this process; also when there
+ * can be no resident bus, or it could not be reached (said on stderr).
  */
 async function serve(args: string[], ctx: CliContext): Promise<number> {
   const standalone = args.includes("--standalone");

@@ -33,7 +33,11 @@ export interface PeerOptions {
   command?: string;
   /** Run the server on another "host": the command is prefixed with this (`ip netns exec …`). */
   prefix?: string[];
-  /** Attach to the resident bus (starting it if none runs), as `install --resident` writes. */
+  /**
+   * Attach to the resident bus (starting it if none runs), as `install`
+   * writes by default; false: serve in a process of its own (`--standalone`).
+   * Unset: the suite's mode (`AGENT_BUS_STANDALONE`).
+   */
   resident?: boolean;
   /** Called before connecting, to set handlers for notifications sent during the handshake. */
   onClient?: (client: Client) => void;
@@ -84,8 +88,10 @@ export interface ToolFailure {
 
 /** Environment a child needs from ours (the Deno cache, so it starts offline). */
 export function inheritedEnv(): Record<string, string> {
-  const env: Record<string, string> = { NO_COLOR: "1" };
-  for (const key of ["DENO_DIR", "HOME", "PATH", "XDG_CACHE_HOME"]) {
+  // A resident bus a test started ends soon after its last session, not 10 minutes later.
+  const env: Record<string, string> = { NO_COLOR: "1", AGENT_BUS_RESIDENT_IDLE_MS: "5000" };
+  // The suite's mode: `AGENT_BUS_STANDALONE=1 deno task test` runs every server in its own process.
+  for (const key of ["DENO_DIR", "HOME", "PATH", "XDG_CACHE_HOME", "AGENT_BUS_STANDALONE"]) {
     const value = Deno.env.get(key);
     if (value !== undefined) env[key] = value;
   }
@@ -97,13 +103,13 @@ export function inheritedEnv(): Record<string, string> {
  * install` writes into a client's config (the `serve` task's flags, narrowed
  * to the database), so the tests start servers exactly as clients do.
  */
-export function serverCommand(dbPath: string, options: { resident?: boolean } = {}): string[] {
+export function serverCommand(dbPath: string): string[] {
   const launch = launchFor({
     execPath: Deno.execPath(),
     dbPath,
     args: [],
     env: {},
-    resident: options.resident,
+    resident: true,
   });
   return [launch.command, "--quiet", ...launch.args];
 }
@@ -116,9 +122,7 @@ export function serverCommand(dbPath: string, options: { resident?: boolean } = 
 export async function startPeer(options: PeerOptions): Promise<Peer> {
   const [command, ...args] = [
     ...(options.prefix ?? []),
-    ...(options.command
-      ? [options.command]
-      : serverCommand(options.dbPath, { resident: options.resident })),
+    ...(options.command ? [options.command] : serverCommand(options.dbPath)),
     ...(options.args ?? []),
   ];
   const transport = new StdioClientTransport({
@@ -127,8 +131,9 @@ export async function startPeer(options: PeerOptions): Promise<Peer> {
     env: {
       ...inheritedEnv(),
       AGENT_BUS_DB: storeLocation(options.dbPath),
-      // (A bus a test started ends soon after its last session, not 10 minutes later.)
-      ...(options.resident ? { AGENT_BUS_RESIDENT: "1", AGENT_BUS_RESIDENT_IDLE_MS: "5000" } : {}),
+      ...(options.resident === undefined
+        ? {}
+        : { AGENT_BUS_STANDALONE: options.resident ? "0" : "1" }),
       ...options.env,
     },
     stderr: "pipe",

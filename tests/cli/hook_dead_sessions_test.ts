@@ -33,7 +33,9 @@ Deno.test("a server killed with SIGKILL leaves its record; the next hook removes
   await using tmp = await tmpDir();
   const db = `${tmp.path}/bus.sqlite`;
   await using bus = openTestBus(db);
-  const peer = await startPeer({ dbPath: db });
+  // (A server of its own: an entry killed on the resident bus is a client gone, whose session the
+  // bus ends and unrecords at once.)
+  const peer = await startPeer({ dbPath: db, resident: false });
   const topic = await peer.ok("topic_create", { name: "gone" }) as { topic_id: string };
   await peer.ok("topic_join", { topic_id: topic.topic_id, agent_name: "claude" });
   assert.equal(sessions(bus).length, 1);

@@ -60,8 +60,9 @@ const OPTIONS_HELP = `  --scope user|project   The user's config (default) or th
   --wait SECONDS         With --hooks: on call, a stop waits this long for a message first
   --trust                Pre-approve this server's tools (and only them) in the client, for
                          unattended runs (claude -p, gemini -p, codex exec)
-  --resident             The entry attaches to this host's resident bus of the database, starting
-                         it when none runs (one process serves every agent; SQLite)
+  --standalone           The entry serves its agent in a process of its own, rather than
+                         attaching to this host's resident bus of the database (the default on
+                         SQLite: one process serves every agent, started by the first entry)
   --dry-run              Show what would change; write nothing
   --json                 Print the result as JSON`;
 
@@ -114,7 +115,7 @@ const OPTIONS = {
   hooks: { type: "boolean" },
   wait: { type: "string" },
   trust: { type: "boolean" },
-  resident: { type: "boolean" },
+  standalone: { type: "boolean" },
   "dry-run": { type: "boolean" },
   json: { type: "boolean" },
 } as const;
@@ -155,7 +156,8 @@ function plan({ values, positionals }: ParsedCommand<typeof OPTIONS>, ctx: CliCo
     throw new UsageError(`--wait must be a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}`);
   }
   const trust = values.trust ?? false;
-  return { target, profile, agent: values.agent, hooks, wait, trust, resident: values.resident };
+  const standalone = values.standalone ?? false;
+  return { target, profile, agent: values.agent, hooks, wait, trust, standalone };
 }
 
 /** The server's arguments for `profile`: its own, then `--agent NAME` where it takes a name. */
@@ -360,7 +362,7 @@ export const installCommand: Command = defineCommand({
   usage: INSTALL_USAGE,
   options: OPTIONS,
   async run(parsed, ctx) {
-    const { target, profile, agent, hooks, wait, trust, resident } = plan(parsed, ctx);
+    const { target, profile, agent, hooks, wait, trust, standalone } = plan(parsed, ctx);
     if (ctx.config.dbPath === ":memory:") {
       throw new UsageError(
         "AGENT_BUS_DB is :memory:; every agent would get its own empty bus. Point it at a file",
@@ -372,7 +374,12 @@ export const installCommand: Command = defineCommand({
       ? await prepareDenoCache(execPath, ctx.env.DENO_DIR)
       : undefined;
     const from = { execPath, dbPath: ctx.config.dbPath, env: ctx.env, denoDir };
-    const launch = launchFor({ ...from, args: profileArgs(profile, agent), resident });
+    const launch = launchFor({
+      ...from,
+      args: profileArgs(profile, agent),
+      resident: !standalone,
+      standalone,
+    });
     if (/[\\/]_npx[\\/]/.test(launch.command)) {
       ctx.print.err(
         "Note: Deno runs from npx's cache here, so the entry breaks if that cache is cleared. " +

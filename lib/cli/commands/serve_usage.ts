@@ -9,8 +9,9 @@
 /** The stdio server's options, for the top-level help. */
 export const SERVE_OPTIONS = `Options (stdio server):
   --resident                Attach to this host's resident bus, starting it if none runs
-                            (also AGENT_BUS_RESIDENT=1)
-  --standalone              Serve in this process (the default for now; AGENT_BUS_STANDALONE=1)
+                            (the default on a SQLite file)
+  --standalone              Serve in this process, not on the resident bus (also
+                            AGENT_BUS_STANDALONE=1)
   --profile peer|peerbus|mailbox|teacher|student|chatbus
                             Tool set: peer (topics, default), peerbus (bus.send, bus.broadcast,
                             bus.peers, bus.drain), mailbox (send_to_agent, check_mail),
