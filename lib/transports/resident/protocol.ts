@@ -208,12 +208,18 @@ export async function hello<Answer = Welcome>(
   return { answer: JSON.parse(line) as Answer, rest };
 }
 
-/** A connection to the bus at `socket`, or undefined when none listens there. */
+/**
+ * A connection to the bus at `socket`, or undefined when none listens there
+ * (or the one there dies as it is reached).
+ */
 export async function connect(socket: string): Promise<Deno.UnixConn | undefined> {
   try {
     return await Deno.connect({ transport: "unix", path: socket });
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.ConnectionRefused) {
+    if (
+      error instanceof Deno.errors.NotFound || error instanceof Deno.errors.ConnectionRefused ||
+      error instanceof Deno.errors.ConnectionReset
+    ) {
       return undefined;
     }
     throw error;
