@@ -1,10 +1,12 @@
 /**
  * The resident bus (`lib/transports/resident/`), with real processes: MCP
- * clients start entries as `install --resident` writes them; the first
- * starts the bus, every entry attaches to it and relays its session; the
- * agents hear each other through it; `agent-bus bus status|stop` and
- * `doctor` show it, `bus stop` stops it; it ends by itself once idle; a usage error reaches the client's
- * entry; and only the user who owns the bus can attach to it.
+ * clients start entries as `install` writes them; the first starts the
+ * bus, every entry attaches to it and relays its session; the agents hear
+ * each other through it; `agent-bus bus status|stop` and `doctor` show it,
+ * `bus stop` stops it; it ends by itself once idle, or once its socket is
+ * gone; a usage error reaches the client's entry; only the user who owns
+ * the bus can attach to it; and a bus killed under traffic is replaced
+ * with nothing lost.
  */
 
 import assert from "node:assert/strict";
@@ -119,6 +121,19 @@ Deno.test({
     assert.deepEqual(topics.map((t) => t.name), ["short-lived"]);
     await again.close();
     await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
+  },
+});
+
+Deno.test({
+  name:
+    `a resident bus whose socket is gone ends once it has no session, long before its idle time${only}`,
+  ignore,
+  async fn() {
+    await using tmp = await tmpDir();
+    const { db, peer, pid } = await residentPeers(tmp.path, 1, 600_000);
+    await peer.close();
+    await Deno.remove(`${tmp.path}/agent-bus.sock`); // (as when its directory is removed)
+    await gone(db, pid);
   },
 });
 

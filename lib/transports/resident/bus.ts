@@ -14,8 +14,9 @@
  *
  * It says `listening` on stdout once it accepts connections (its starter
  * waits for that line), ends by itself when it has had no session for
- * `idleMs`, on `stop` from `agent-bus bus stop`, or on a signal; and it
- * removes its socket as it goes.
+ * `idleMs` (or none and its socket is gone or another bus's), on `stop`
+ * from `agent-bus bus stop`, or on a signal; and it removes its socket as
+ * it goes.
  *
  * @module
  */
@@ -79,6 +80,8 @@ export interface ResidentBusOptions {
 
 /** How long an entry has to say who it is. */
 const HELLO_MS = 10_000;
+/** How often the bus looks whether its socket is still its own. */
+const ORPHAN_CHECK_MS = 5_000;
 
 /**
  * Serve sessions on the socket until idle, stopped or signalled.
@@ -240,11 +243,18 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
   })().catch(() => {});
   const stopListening = onShutdownSignal(stop);
   idleCheck();
+  // A bus whose socket is gone (its directory removed) or taken by a newer bus can be reached by
+  // no new entry: it ends once its sessions have.
+  const orphanCheck = setInterval(async () => {
+    const now = await Deno.stat(address.socket).catch(() => undefined);
+    if (now?.ino !== ours && sessions.size === 0 && hooks === 0) stop();
+  }, ORPHAN_CHECK_MS);
   options.say(`listening ${address.socket}`);
   log.info("agent-bus resident bus ready", { socket: address.socket, db: config.dbPath });
 
   await stopped;
   clearTimeout(idle);
+  clearInterval(orphanCheck);
   stopListening();
   // (Unless a newer bus took its place meanwhile: its socket stays.)
   if ((await Deno.stat(address.socket).catch(() => undefined))?.ino === ours) {
