@@ -40,7 +40,18 @@ import type { Logger } from "../log.ts";
 import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
 import { ensureSchema, type MigrationState, migrationState, schemaMismatch } from "./migrate.ts";
 import type { Query, Store, StoreOptions, WriteOptions } from "./types.ts";
-import { WriteQueue } from "./write_queue.ts";
+import { busyError, type Leave, WriteQueue } from "./write_queue.ts";
+
+/** A write waiting for its transaction. */
+interface PendingWrite {
+  fn: () => unknown;
+  /** When its wait for the write lock runs out (`performance.now()`). */
+  deadline: number;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** Fails it when its wait runs out before its group starts, where the group waits longer. */
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
 
 /** Naps (ms) between the first attempts to take the write lock, spent blocking. */
 const LOCK_NAPS_MS = [
@@ -86,6 +97,11 @@ export class SqliteStore implements Store {
   #identity: FileIdentity | undefined;
   #verifiedAt = 0;
   #failure: BusError | undefined;
+  /** Writes waiting for the next transaction, and whether a group is being written. */
+  readonly #pending: PendingWrite[] = [];
+  #writing = false;
+  /** When the turn being waited for is given up (0 while none is: the loop sees to the rest). */
+  #turnDeadline = 0;
   #retryAt = 0;
   #replacedAt: Date | undefined;
 
@@ -159,42 +175,150 @@ export class SqliteStore implements Store {
 
   /**
    * Run `fn` in one `BEGIN IMMEDIATE` transaction; commit if it returns,
-   * roll back if it throws.
+   * roll back if it throws. Writes of this process that arrive while one
+   * waits for its turn are grouped into the next transaction, each in a
+   * savepoint of its own, so one that throws is undone alone and each sees
+   * the ones before it, as if they had run one after another; a group
+   * commits once (a busy bus's writes share the commit's cost).
    *
    * @throws {BusError} `DB_BUSY` when the lock stays taken for `busyTimeoutMs`
    */
-  async immediate<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
-    const waitMs = options.waitMs ?? this.#busyTimeoutMs;
-    const deadline = performance.now() + waitMs;
-    const leave = await this.#queue.turn(waitMs);
+  immediate<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
+    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    const deadline = performance.now() + (options.waitMs ?? this.#busyTimeoutMs);
+    const write: PendingWrite = {
+      fn,
+      deadline,
+      resolve: resolve as (value: unknown) => void,
+      reject,
+      timer: undefined,
+    };
+    this.#pending.push(write);
+    if (!this.#writing) void this.#writeAll();
+    else if (deadline < this.#turnDeadline) this.#timeOut(write);
+    return promise;
+  }
+
+  /** Give up `write` at its deadline, when the turn being waited for may come later. */
+  #timeOut(write: PendingWrite): void {
+    write.timer = setTimeout(() => this.#giveUp(write), write.deadline - performance.now());
+  }
+
+  /** Fail `write` with `DB_BUSY` if it still waits for its transaction: its wait ran out. */
+  #giveUp(write: PendingWrite): void {
+    const at = this.#pending.indexOf(write);
+    if (at < 0) return;
+    this.#pending.splice(at, 1);
+    if (write.timer !== undefined) clearTimeout(write.timer);
+    write.reject(busyError());
+  }
+
+  /** Run the pending writes, a group at a time, until none is left. */
+  async #writeAll(): Promise<void> {
+    this.#writing = true;
     try {
-      let db = this.#connection(true);
-      for (let attempt = 0;; attempt++) {
+      for (;;) {
+        const now = performance.now();
+        for (const write of this.#pending.filter((write) => write.deadline <= now)) {
+          this.#giveUp(write);
+        }
+        if (this.#pending.length === 0) return;
+        // The turn is waited for as long as the most patient write would; the others give up
+        // at their own deadlines (a lone write, the usual case, needs no timer of its own).
+        let deadline = 0;
+        for (const write of this.#pending) deadline = Math.max(deadline, write.deadline);
+        for (const write of this.#pending) {
+          if (write.deadline < deadline && write.timer === undefined) this.#timeOut(write);
+        }
+        this.#turnDeadline = deadline;
+        let leave: Leave;
         try {
-          db.exec("BEGIN IMMEDIATE");
-          break;
-        } catch (error) {
-          if (!isBusy(error) || performance.now() >= deadline) throw this.#fail(error);
-          const nap = LOCK_NAPS_MS[attempt];
-          if (nap !== undefined) {
-            napSync(nap * (0.5 + Math.random()));
-          } else {
-            // Held for long: wait with the event loop free.
-            await new Promise((resolve) => setTimeout(resolve, 1 + Math.random()));
-            db = this.#connection(true);
-          }
+          leave = await this.#queue.turn(deadline - now);
+        } catch {
+          continue; // (each write's own wait ran out meanwhile)
+        } finally {
+          this.#turnDeadline = 0;
+        }
+        try {
+          // Everything that arrived while this group waited for the turn.
+          const group = this.#pending.splice(0);
+          for (const write of group) if (write.timer !== undefined) clearTimeout(write.timer);
+          if (group.length > 0) await this.#commitGroup(group);
+        } finally {
+          leave();
         }
       }
-      try {
-        const result = fn();
-        db.exec("COMMIT");
-        return result;
-      } catch (error) {
-        if (db.isTransaction) db.exec("ROLLBACK");
-        throw this.#fail(error);
-      }
     } finally {
-      leave();
+      this.#writing = false;
+    }
+  }
+
+  /** Run `group` in one transaction and settle each write with its own outcome. */
+  async #commitGroup(group: PendingWrite[]): Promise<void> {
+    let db;
+    try {
+      db = await this.#begin(group);
+    } catch (error) {
+      for (const write of group) write.reject(error);
+      return;
+    }
+    const one = group.length === 1;
+    const outcomes: ({ value: unknown } | { error: unknown })[] = [];
+    try {
+      for (const write of group) {
+        if (!one) db.exec("SAVEPOINT grouped_write");
+        try {
+          outcomes.push({ value: write.fn() });
+          if (!one) db.exec("RELEASE grouped_write");
+        } catch (error) {
+          // A failure that ended the transaction (a full disk, a broken file) fails them all.
+          if (one || !db.isTransaction) throw error;
+          db.exec("ROLLBACK TO grouped_write");
+          db.exec("RELEASE grouped_write");
+          outcomes.push({ error });
+        }
+      }
+      db.exec("COMMIT");
+    } catch (error) {
+      if (db.isTransaction) db.exec("ROLLBACK");
+      const failure = this.#fail(error);
+      for (const write of group) write.reject(failure);
+      return;
+    }
+    group.forEach((write, i) => {
+      const outcome = outcomes[i]!;
+      if ("error" in outcome) write.reject(this.#fail(outcome.error));
+      else write.resolve(outcome.value);
+    });
+  }
+
+  /**
+   * `BEGIN IMMEDIATE`, waiting out a program outside the line; a write of
+   * `group` whose wait runs out meanwhile leaves it with `DB_BUSY`.
+   */
+  async #begin(group: PendingWrite[]): Promise<DatabaseSync> {
+    let db = this.#connection(true);
+    for (let attempt = 0;; attempt++) {
+      try {
+        db.exec("BEGIN IMMEDIATE");
+        return db;
+      } catch (error) {
+        if (!isBusy(error)) throw this.#fail(error);
+        const now = performance.now();
+        for (const write of group.filter((write) => write.deadline <= now)) {
+          group.splice(group.indexOf(write), 1);
+          write.reject(this.#fail(error));
+        }
+        if (group.length === 0) throw this.#fail(error);
+        const nap = LOCK_NAPS_MS[attempt];
+        if (nap !== undefined) {
+          napSync(nap * (0.5 + Math.random()));
+        } else {
+          // Held for long: wait with the event loop free.
+          await new Promise((resolve) => setTimeout(resolve, 1 + Math.random()));
+          db = this.#connection(true);
+        }
+      }
     }
   }
 

@@ -57,10 +57,7 @@ export class WriteQueue {
     if (typeof outcome === "function") return outcome;
     // The turn may still come; whoever is behind must not wait for this writer then.
     taken.then((leave) => leave());
-    throw new BusError(
-      "DB_BUSY",
-      "The database is busy (another process holds its write lock); retry the call",
-    );
+    throw busyError();
   }
 
   /** Close the lock file (its lock goes with it). */
@@ -101,6 +98,14 @@ export class WriteQueue {
     }
     return this.#file;
   }
+}
+
+/** What a write whose wait for the write lock ran out is told. */
+export function busyError(): BusError {
+  return new BusError(
+    "DB_BUSY",
+    "The database is busy (another process holds its write lock); retry the call",
+  );
 }
 
 const TIMED_OUT = Symbol("timed out");

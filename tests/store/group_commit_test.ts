@@ -1,0 +1,91 @@
+/**
+ * Grouped commits on SQLite (`lib/store/sqlite.ts`): writes of one process
+ * that wait for the write lock together commit in one transaction, each in
+ * a savepoint of its own, so each keeps its meaning (one that throws is
+ * undone alone, each sees those before it) and a write whose wait runs out
+ * fails alone with `DB_BUSY`.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { BusError } from "../../lib/errors.ts";
+import { createLogger } from "../../lib/log.ts";
+import { openStore } from "../../lib/store/mod.ts";
+import type { Store } from "../../lib/store/types.ts";
+import { WriteQueue } from "../../lib/store/write_queue.ts";
+import { tmpDir } from "../_helpers/tmp.ts";
+
+async function withStore(fn: (store: Store, dbPath: string) => Promise<void>): Promise<void> {
+  await using tmp = await tmpDir();
+  const dbPath = `${tmp.path}/bus.sqlite`;
+  const store = openStore(dbPath, { busyTimeoutMs: 10_000, log: createLogger("error") });
+  try {
+    await store.immediate(() => store.stmt("CREATE TABLE t (n INTEGER)").run());
+    await fn(store, dbPath);
+  } finally {
+    store.close();
+  }
+}
+
+const insert = (store: Store, n: number) => store.stmt("INSERT INTO t (n) VALUES (?)").run(n);
+const rows = (store: Store) =>
+  store.read(() => store.stmt("SELECT n FROM t ORDER BY n").all().map((row) => row.n));
+const walBytes = (dbPath: string) => Deno.statSync(`${dbPath}-wal`).size;
+
+Deno.test("writes that wait together commit once, each undone alone when it throws", async () => {
+  await withStore(async (store, dbPath) => {
+    // Another process holds the writers' line, so these three wait together.
+    const other = new WriteQueue(`${dbPath}-lock`);
+    const leave = await other.turn(1000);
+    const before = walBytes(dbPath);
+    const first = store.immediate(() => insert(store, 1));
+    const failing = store.immediate(() => {
+      insert(store, 2);
+      throw new BusError("INVALID_ARGUMENT", "the second write changes its mind");
+    });
+    const third = store.immediate(() => {
+      insert(store, 3);
+      return store.stmt("SELECT count(*) AS n FROM t").get()?.n;
+    });
+    leave();
+    other.close();
+    await first;
+    await assert.rejects(
+      failing,
+      (error: unknown) => (error as BusError).code === "INVALID_ARGUMENT",
+    );
+    assert.equal(await third, 2, "the third sees the first and itself, not the undone second");
+    assert.deepEqual(rows(store), [1, 3]);
+    const grouped = walBytes(dbPath) - before;
+
+    // Three one after another: three commits, each writing the table's page again.
+    const alone = walBytes(dbPath);
+    for (const n of [4, 5, 6]) await store.immediate(() => insert(store, n));
+    const three = walBytes(dbPath) - alone;
+    assert.ok(
+      grouped <= three / 3,
+      `the group wrote ${grouped} bytes to the log, three commits ${three}`,
+    );
+  });
+});
+
+Deno.test("a grouped write whose wait runs out fails alone with DB_BUSY, and never runs", async () => {
+  await withStore(async (store, dbPath) => {
+    const other = new WriteQueue(`${dbPath}-lock`);
+    const leave = await other.turn(1000);
+    let ran = false;
+    const patient = store.immediate(() => insert(store, 1));
+    const hasty = store.immediate(() => {
+      ran = true;
+      insert(store, 2);
+    }, { waitMs: 20 });
+    // Its wait is over while the line is still held elsewhere.
+    await assert.rejects(hasty, (error: unknown) => (error as BusError).code === "DB_BUSY");
+    leave();
+    other.close();
+    await patient;
+    assert.equal(ran, false);
+    assert.deepEqual(rows(store), [1]);
+  });
+});
