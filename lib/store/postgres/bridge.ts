@@ -5,8 +5,8 @@
  * `lib/store/mod.ts`: with one connection per process, an `await` inside a
  * transaction would let another request's statements in). PostgreSQL's
  * clients are asynchronous, so the connection lives in a worker
- * (`worker.ts`) and `call()` blocks this thread on `Atomics.wait` until the
- * worker has answered — exactly what a SQLite statement does while it reads
+ * (`worker.ts`) and `call()` posts it a message (what wakes it) and blocks
+ * this thread on `Atomics.wait` until the worker has answered — exactly what a SQLite statement does while it reads
  * the disk. A transaction's statements run back to back on one connection,
  * never interleaved with another request's.
  *
@@ -159,7 +159,7 @@ export class Bridge {
     encodeFrame(buffer, request);
     Atomics.store(state, REQUEST_SEQ, seq);
     Atomics.store(state, STATE, 1);
-    Atomics.notify(state, STATE);
+    this.#worker!.postMessage(0);
     // The request waits `deadlineMs` from when the worker can take it: a worker still
     // loading has until STARTUP_MS to be ready, and then the request's own time.
     let loaded = Atomics.load(state, ALIVE) === 1;

@@ -2,10 +2,14 @@
  * The PostgreSQL side of the synchronous bridge: a worker that owns the
  * connections (`npm:postgres`) and answers one batch of statements at a time.
  *
- * The main thread writes a request into the shared buffer and blocks on
- * `Atomics.wait`; this worker wakes on `Atomics.waitAsync`, runs the batch on
- * its one query connection (statements of a batch are pipelined: sent
- * together, answered in order), writes the answer and notifies. Notifications
+ * The main thread writes a request into the shared buffer, posts this
+ * worker an empty message and blocks on `Atomics.wait`; the message wakes
+ * this worker, which runs the batch on its one query connection
+ * (statements of a batch are pipelined: sent together, answered in order),
+ * writes the answer and notifies. (Not `Atomics.waitAsync`: Deno settles
+ * its promise only when V8's message loop is next pumped, which with
+ * several such workers in one process (a resident bus on PostgreSQL) left
+ * requests unseen for seconds; denoland/deno#15358.) Notifications
  * from `LISTEN` travel the other way as ordinary messages, so they reach the
  * main thread's event loop without any query being sent.
  *
@@ -116,8 +120,11 @@ const CONNECTION_CODES = new Set([
   "25P03", // idle_in_transaction_session_timeout: the server closed the session
 ]);
 
+/** Wakes the loop waiting for a request (each request's message calls it). */
+let wake: (() => void) | undefined;
+
 self.onmessage = (event: MessageEvent<WorkerInit>) => {
-  self.onmessage = null;
+  self.onmessage = () => wake?.();
   serve(event.data).catch((error) => {
     // The loop itself never throws; if it does, the main thread's wait times out and it
     // replaces this worker.
@@ -180,8 +187,11 @@ async function serve(init: WorkerInit): Promise<void> {
   let deferredError: WireError | undefined;
   Atomics.store(state, ALIVE, 1);
   for (;;) {
-    const wait = Atomics.waitAsync(state, STATE, 0);
-    if (wait.async) await wait.value;
+    // A request is there, or its message comes (one that came early wakes a later wait: harmless).
+    while (Atomics.load(state, STATE) === 0) {
+      await new Promise<void>((resolve) => wake = resolve);
+      wake = undefined;
+    }
     const seq = Atomics.load(state, REQUEST_SEQ);
     const request = decodeFrame(init.buffer) as WireRequest;
     let response: WireResponse;
