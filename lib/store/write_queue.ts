@@ -111,23 +111,23 @@ export function busyError(): BusError {
 const TIMED_OUT = Symbol("timed out");
 
 /**
- * A timeout on `Atomics.waitAsync` rather than `setTimeout`: a short-lived
- * command that writes once does not pay for loading the timer machinery.
- * `cancel()` wakes the wait, so no waiter outlives its write.
+ * A turn's timeout. (A `setTimeout`: a timeout on `Atomics.waitAsync`, which
+ * spared a short-lived command the timers, is settled by Deno only when
+ * V8's message loop is next pumped, so it could fire long after its time;
+ * denoland/deno#15358.) `cancel()` clears it, so no timer outlives its write.
  */
 class Expiry {
-  readonly #cell = new Int32Array(new SharedArrayBuffer(4));
-  readonly expired: Promise<typeof TIMED_OUT | undefined>;
+  readonly #timer: ReturnType<typeof setTimeout>;
+  readonly expired: Promise<typeof TIMED_OUT>;
 
   constructor(ms: number) {
-    const waiting = Atomics.waitAsync(this.#cell, 0, 0, ms);
-    this.expired = Promise.resolve(waiting.value).then((how) =>
-      how === "timed-out" ? TIMED_OUT : undefined
-    );
+    let timer!: ReturnType<typeof setTimeout>;
+    this.expired = new Promise((resolve) => timer = setTimeout(() => resolve(TIMED_OUT), ms));
+    this.#timer = timer;
   }
 
   cancel(): void {
-    Atomics.notify(this.#cell, 0);
+    clearTimeout(this.#timer);
   }
 }
 
