@@ -74,6 +74,14 @@ export interface ResidentConfig {
   attach: boolean;
   /** A resident bus with no session for this long ends by itself. */
   idleMs: number;
+  /**
+   * Session workers of a resident bus on PostgreSQL: its sessions are spread
+   * over this many threads, each with its own connections, whatever the
+   * number of agents (SQLite serves them in one).
+   */
+  workers: number;
+  /** The user's home (HOME): a database URL's bus lives in its `~/.agent_bus`. */
+  home: string | undefined;
 }
 
 /**
@@ -188,6 +196,7 @@ export const DEFAULTS = {
   maxTeacherNotesChars: 16384,
   maxPublishBatch: 50,
   residentIdleMs: 600_000,
+  residentWorkers: 2,
 } as const;
 
 /** The default database, relative to the home directory. */
@@ -335,6 +344,13 @@ export function loadConfig(
         min: 100,
         max: 7 * 86_400_000,
       }),
+      workers: int({
+        variable: "AGENT_BUS_RESIDENT_WORKERS",
+        fallback: DEFAULTS.residentWorkers,
+        min: 1,
+        max: 64,
+      }),
+      home: homeDir(env),
     },
     http: {
       host: env.AGENT_BUS_HTTP_HOST?.trim() || undefined,

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { directoryOf } from "./strings.ts";
+import { directoryOf, fnv1a64 } from "./strings.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 /** A command to start: what an MCP client's config names. */
@@ -21,6 +21,17 @@ export interface Launch {
   args: string[];
   env: Record<string, string>;
 }
+
+/**
+ * What a launched process is: an MCP `entry` that attaches to the resident
+ * bus (from source it may run Deno, to start the bus when none runs, and
+ * reach the bus's socket); a `standalone` entry (`AGENT_BUS_STANDALONE=1`),
+ * serving in its own process; the resident `bus` itself; or a `hook`, which
+ * asks the bus. The bus and hooks read the process tree with `ps` (a
+ * hook's client is one of its ancestors; Deno lets only a program with
+ * every permission read `/proc`).
+ */
+export type LaunchRole = "entry" | "standalone" | "bus" | "hook";
 
 /** Where the server should run from. */
 export interface LaunchOptions {
@@ -32,17 +43,8 @@ export interface LaunchOptions {
   args: string[];
   /** The environment, for HOME and DENO_DIR when run from source. */
   env: Record<string, string | undefined>;
-  /** Programs it may run, when run from source (`ps`: a hook's or the bus's process tree). */
-  runs?: string[];
-  /**
-   * The entry attaches to the resident bus, which it starts when none runs:
-   * from source it may run Deno for that, and reach the bus's socket.
-   */
-  resident?: boolean;
-  /** The entry serves in its own process (`AGENT_BUS_STANDALONE=1`). */
-  standalone?: boolean;
-  /** It may reach the resident bus's socket (a hook asks it), without attaching. */
-  reachesBus?: boolean;
+  /** What the started process is (default `entry`); from source, it sets the permissions. */
+  role?: LaunchRole;
   /** The module run from source (default `main.ts`). */
   entry?: string;
   /**
@@ -55,11 +57,33 @@ export interface LaunchOptions {
 }
 
 /**
- * The resident bus's socket in the database directory `dir`: a fixed name,
- * so that an entry's permissions can name it.
+ * Where the resident bus of `dbPath` listens, in `dir` (see
+ * {@linkcode residenceDir}): `agent-bus.sock` beside a SQLite file; for a
+ * database URL, a name made from the URL without its password. Names an
+ * entry's permissions can say.
  */
-export function residentSocket(dir: string): string {
-  return `${dir}/agent-bus.sock`;
+export function residentSocket(dir: string, dbPath: string): string {
+  return `${dir}/${residentName(dbPath)}.sock`;
+}
+
+/** The lock the starters of the resident bus of `dbPath` take, in `dir`. */
+export function residentLock(dir: string, dbPath: string): string {
+  return `${dir}/${residentName(dbPath)}.lock`;
+}
+
+/**
+ * The directory of the resident bus of a database URL, whose database has
+ * none on this host: the user's `~/.agent_bus` (the default database's).
+ */
+export function residenceDir(home: string): string {
+  return `${home}/.agent_bus`;
+}
+
+function residentName(dbPath: string): string {
+  if (!dbPath.includes("://")) return "agent-bus";
+  const url = new URL(dbPath);
+  url.password = "";
+  return `agent-bus-${fnv1a64(url.href)}`;
 }
 
 /** True when `execPath` is Deno itself rather than a compiled agent-bus. */
@@ -81,31 +105,39 @@ export const HOOK_PATH = `${CHECKOUT}${SEPARATOR}hook.ts`;
 
 /** How a client starts this server. */
 export function launchFor(options: LaunchOptions): Launch {
+  const role = options.role ?? "entry";
   const env: Record<string, string> = { AGENT_BUS_DB: options.dbPath };
-  if (options.standalone) env.AGENT_BUS_STANDALONE = "1";
+  if (role === "standalone") env.AGENT_BUS_STANDALONE = "1";
   if (!runsFromSource(options.execPath)) {
     return { command: options.execPath, args: options.args, env };
   }
   const url = options.dbPath.includes("://") ? new URL(options.dbPath) : undefined;
   const dbDir = options.dbPath === ":memory:" || url ? undefined : directoryOf(options.dbPath);
+  // Every role but a standalone entry reaches the resident bus: its socket, and the directory
+  // where it and its starters' lock are (beside the file; for a URL, the user's ~/.agent_bus).
+  const home = options.env.HOME;
+  const busDir = role === "standalone"
+    ? undefined
+    : dbDir ?? (url && home ? residenceDir(home) : undefined);
+  const readsProcesses = role === "bus" || role === "hook";
+  // A database URL: libpq's password file may hold its password.
+  const passfile = url && (options.env.PGPASSFILE ?? (home ? `${home}/.pgpass` : undefined));
   const flags = denoJson.tasks.serve.command.split(/\s+/).slice(1).flatMap((arg) => {
-    if (arg === "main.ts") return [];
-    if (arg.startsWith("--allow-net=") && url && !arg.split(/[=,]/).includes(url.hostname)) {
-      return [`${arg},${url.hostname}`];
+    if (arg === "main.ts" || !arg.startsWith("--allow-")) return arg === "main.ts" ? [] : [arg];
+    const [name, list] = arg.split("=", 2) as [string, string | undefined];
+    if (list === undefined) return [arg];
+    const values = list.split(",").flatMap((value) => {
+      if (value === "lib" || value === "deno.json") return [`${CHECKOUT}/${value}`];
+      if (value !== "$HOME/.agent_bus") return [value];
+      const dir = busDir ?? dbDir;
+      const dirs = dir ? [dir] : [];
+      return name === "--allow-read" && passfile ? [passfile, ...dirs] : dirs;
+    });
+    if (name === "--allow-net" && url && !values.includes(url.hostname)) values.push(url.hostname);
+    if (name === "--allow-net" && busDir) {
+      values.push(`unix:${residentSocket(busDir, options.dbPath)}`);
     }
-    // An entry that attaches, or a hook, reaches the resident bus's socket.
-    if (arg.startsWith("--allow-net=") && (options.resident || options.reachesBus) && dbDir) {
-      return [`${arg},unix:${residentSocket(dbDir)}`];
-    }
-    if (!arg.includes("$HOME/.agent_bus")) return [arg];
-    const rest = arg.replace(/(?<=[=,])(?=(?:lib|deno\.json)(?:,|$))/g, `${CHECKOUT}/`);
-    if (dbDir) return [rest.replace("$HOME/.agent_bus", dbDir)];
-    // A database URL: no file to reach, but libpq's password file may hold its password.
-    const passfile = options.env.PGPASSFILE ??
-      (options.env.HOME ? `${options.env.HOME}/.pgpass` : undefined);
-    const readable = arg.startsWith("--allow-read=") && passfile && url ? `${passfile},` : "";
-    const without = rest.replace(/\$HOME\/\.agent_bus,?/, readable);
-    return without.endsWith("=") ? [] : [without];
+    return values.length > 0 ? [`${name}=${values.join(",")}`] : [];
   });
   // Some clients (Codex) start servers without the user's environment: Deno needs its cache.
   if (options.env.HOME) env.HOME = options.env.HOME;
@@ -114,7 +146,10 @@ export function launchFor(options: LaunchOptions): Launch {
   const entry = options.entry ?? MAIN_PATH;
   const cached = options.denoDir ? ["--cached-only"] : [];
   // An entry that attaches starts the bus when none runs.
-  const runs = [...options.resident && dbDir ? [options.execPath] : [], ...options.runs ?? []];
+  const runs = [
+    ...role === "entry" && busDir ? [options.execPath] : [],
+    ...readsProcesses ? ["ps"] : [],
+  ];
   const args = [
     ...flags,
     ...cached,

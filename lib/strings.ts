@@ -83,3 +83,13 @@ function redactPasswordParams(text: string): string {
   }
   return out + text.slice(from);
 }
+
+/** 64-bit FNV-1a of `text`, as 16 hex digits (a name, not a secret). */
+export function fnv1a64(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(text)) {
+    hash ^= BigInt(byte);
+    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, "0");
+}

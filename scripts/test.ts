@@ -22,6 +22,7 @@
  */
 
 import { postgresBin, startPostgres } from "../tests/_helpers/postgres.ts";
+import { TEST_BUS_IDLE } from "../tests/_helpers/peer.ts";
 
 /** Directories whose tests run against PostgreSQL too. */
 const ON_BOTH_STORES = [
@@ -82,8 +83,7 @@ const extra = Deno.args;
 async function denoTest(args: string[], env: Record<string, string> = {}): Promise<boolean> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [...base, ...extra, ...args],
-    // A resident bus a test started ends soon after its last session, not 10 minutes later.
-    env: { AGENT_BUS_RESIDENT_IDLE_MS: "5000", ...env },
+    env: { ...TEST_BUS_IDLE, ...env },
     stdin: "null",
   }).spawn();
   return (await child.status).success;

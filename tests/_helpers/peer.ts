@@ -86,10 +86,16 @@ export interface ToolFailure {
   text: string;
 }
 
+/**
+ * A resident bus a test started ends soon after its last session, not 10
+ * minutes later (`scripts/test.ts` sets it for the whole run too, for the
+ * processes tests start with their own environment).
+ */
+export const TEST_BUS_IDLE: Record<string, string> = { AGENT_BUS_RESIDENT_IDLE_MS: "5000" };
+
 /** Environment a child needs from ours (the Deno cache, so it starts offline). */
 export function inheritedEnv(): Record<string, string> {
-  // A resident bus a test started ends soon after its last session, not 10 minutes later.
-  const env: Record<string, string> = { NO_COLOR: "1", AGENT_BUS_RESIDENT_IDLE_MS: "5000" };
+  const env: Record<string, string> = { NO_COLOR: "1", ...TEST_BUS_IDLE };
   // The suite's mode: `AGENT_BUS_STANDALONE=1 deno task test` runs every server in its own process.
   for (const key of ["DENO_DIR", "HOME", "PATH", "XDG_CACHE_HOME", "AGENT_BUS_STANDALONE"]) {
     const value = Deno.env.get(key);
@@ -101,15 +107,15 @@ export function inheritedEnv(): Record<string, string> {
 /**
  * The command that runs a server on `dbPath` from source: what `agent-bus
  * install` writes into a client's config (the `serve` task's flags, narrowed
- * to the database), so the tests start servers exactly as clients do.
+ * to the database, which is the test store's: a URL on the PostgreSQL
+ * run), so the tests start servers exactly as clients do.
  */
 export function serverCommand(dbPath: string): string[] {
   const launch = launchFor({
     execPath: Deno.execPath(),
-    dbPath,
+    dbPath: storeLocation(dbPath),
     args: [],
-    env: {},
-    resident: true,
+    env: { HOME: Deno.env.get("HOME") },
   });
   return [launch.command, "--quiet", ...launch.args];
 }

@@ -14,7 +14,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { parse as parseToml } from "smol-toml";
 import { cli, denoCacheDir } from "../_helpers/cli.ts";
 import { runHook } from "../_helpers/hook.ts";
-import { launchFor } from "../../lib/launch.ts";
+import { launchFor, residentSocket } from "../../lib/launch.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 type Json = Record<string, unknown>;
@@ -178,12 +178,13 @@ Deno.test("an installed entry and its hooks start offline from a HOME with an em
   assert.equal(result.stderr, "");
 });
 
-Deno.test("for a PostgreSQL URL, the entry may read ~/.pgpass but writes nowhere", () => {
+Deno.test("for a PostgreSQL URL, a standalone entry may read ~/.pgpass but writes nowhere", () => {
   const launch = launchFor({
     execPath: Deno.execPath(),
     dbPath: "postgres://bus@db.example:5432/bus",
     args: [],
     env: { HOME: "/home/u" },
+    role: "standalone",
   });
   assert.ok(
     launch.args.some((a) => a.startsWith("--allow-read=/home/u/.pgpass,")),
@@ -191,6 +192,23 @@ Deno.test("for a PostgreSQL URL, the entry may read ~/.pgpass but writes nowhere
   );
   assert.ok(!launch.args.some((a) => a.startsWith("--allow-write")), launch.args.join(" "));
   assert.ok(launch.args.includes("--allow-net=127.0.0.1,localhost,db.example"));
+});
+
+Deno.test("for a PostgreSQL URL, an entry reaches its host's bus in ~/.agent_bus and writes only there", () => {
+  const launch = launchFor({
+    execPath: Deno.execPath(),
+    dbPath: "postgres://bus:secret@db.example:5432/bus",
+    args: [],
+    env: { HOME: "/home/u" },
+  });
+  const socket = residentSocket("/home/u/.agent_bus", "postgres://bus:other@db.example:5432/bus");
+  assert.match(socket, /^\/home\/u\/\.agent_bus\/agent-bus-[0-9a-f]{16}\.sock$/);
+  assert.ok(
+    launch.args.includes(`--allow-net=127.0.0.1,localhost,db.example,unix:${socket}`),
+    `the socket is named by the URL without its password: ${launch.args.join(" ")}`,
+  );
+  assert.ok(launch.args.includes("--allow-write=/home/u/.agent_bus"), launch.args.join(" "));
+  assert.ok(launch.args.includes(`--allow-run=${Deno.execPath()}`), "it may start the bus");
 });
 
 Deno.test("doctor runs the installed stop hook and names a missing hook or another database", async () => {

@@ -13,17 +13,21 @@ import assert from "node:assert/strict";
 import { cli } from "../_helpers/cli.ts";
 import { readTopic, startPeer, until } from "../_helpers/peer.ts";
 import { run } from "../_helpers/run.ts";
+import { storeLocation } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const onPostgres = Deno.env.get("AGENT_BUS_TEST_STORE") === "postgres";
-const ignore = onPostgres;
-const only = onPostgres ? " (SQLite only: on PostgreSQL each agent keeps its own server)" : "";
 
 /** `agent-bus bus status --json` for the database at `db`. */
 async function status(db: string, env: Record<string, string> = {}) {
   const result = await cli(["bus", "status", "--json"], { AGENT_BUS_DB: db, ...env });
   assert.equal(result.code, 0, result.stderr);
-  return JSON.parse(result.stdout) as { running: boolean; pid?: number; sessions?: number };
+  return JSON.parse(result.stdout) as {
+    running: boolean;
+    pid?: number;
+    sessions?: number;
+    socket: string;
+  };
 }
 
 /** Until the bus of `db` no longer runs (its process gone too). */
@@ -49,14 +53,12 @@ async function residentPeers(path: string, count: number, idleMs = 60_000) {
   const peers = await Promise.all(
     Array.from({ length: count }, () => startPeer({ dbPath: db, resident: true, env })),
   );
-  const { pid } = await status(db, env);
-  return { db, env, peers, pid: pid!, peer: peers[0]! };
+  const { pid, socket } = await status(db, env);
+  return { db, env, peers, pid: pid!, socket, peer: peers[0]! };
 }
 
 Deno.test({
-  name:
-    `16 entries started at once attach to one resident bus, and its agents hear each other${only}`,
-  ignore,
+  name: `16 entries started at once attach to one resident bus, and its agents hear each other`,
   async fn() {
     await using tmp = await tmpDir();
     const { db, env, peers } = await residentPeers(tmp.path, 16);
@@ -69,7 +71,9 @@ Deno.test({
         `every entry is a session of the one bus:\n${peers.map((p) => p.stderr()).join("")}`,
       );
       for (const peer of peers) assert.notEqual(peer.pid, bus.pid, "the entries only relay");
-      const doctor = await cli(["doctor", "--json"], { AGENT_BUS_DB: db, HOME: tmp.path, ...env });
+      // (On PostgreSQL the bus lives in HOME: it stays the user's.)
+      const home: Record<string, string> = onPostgres ? {} : { HOME: tmp.path };
+      const doctor = await cli(["doctor", "--json"], { AGENT_BUS_DB: db, ...home, ...env });
       const findings = JSON.parse(doctor.stdout).findings as { check: string; detail: string }[];
       assert.match(
         findings.find((f) => f.check === "Resident bus")?.detail ?? "",
@@ -106,8 +110,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: `a resident bus with no session ends by itself after AGENT_BUS_RESIDENT_IDLE_MS${only}`,
-  ignore,
+  name: `a resident bus with no session ends by itself after AGENT_BUS_RESIDENT_IDLE_MS`,
   async fn() {
     await using tmp = await tmpDir();
     const { db, env, peer, pid } = await residentPeers(tmp.path, 1, 300);
@@ -126,20 +129,18 @@ Deno.test({
 
 Deno.test({
   name:
-    `a resident bus whose socket is gone ends once it has no session, long before its idle time${only}`,
-  ignore,
+    `a resident bus whose socket is gone ends once it has no session, long before its idle time`,
   async fn() {
     await using tmp = await tmpDir();
-    const { db, peer, pid } = await residentPeers(tmp.path, 1, 600_000);
+    const { db, peer, pid, socket } = await residentPeers(tmp.path, 1, 600_000);
     await peer.close();
-    await Deno.remove(`${tmp.path}/agent-bus.sock`); // (as when its directory is removed)
+    await Deno.remove(socket); // (as when its directory is removed)
     await gone(db, pid);
   },
 });
 
 Deno.test({
-  name: `an entry's usage error comes back from the bus: exit 2 and the reason${only}`,
-  ignore,
+  name: `an entry's usage error comes back from the bus: exit 2 and the reason`,
   async fn() {
     await using tmp = await tmpDir();
     const { db, env, peer, pid } = await residentPeers(tmp.path, 1, 300);
@@ -151,7 +152,7 @@ Deno.test({
       "--resident",
       "--profile",
       "nonsense",
-    ], { AGENT_BUS_DB: db, ...env });
+    ], { AGENT_BUS_DB: storeLocation(db), ...env });
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /--profile must be one of/);
     assert.equal((await status(db, env)).pid, pid, "served by the bus that runs");
@@ -161,16 +162,15 @@ Deno.test({
 });
 
 Deno.test({
-  name: `another user cannot attach to the resident bus${only}`,
-  ignore: ignore || Deno.uid() !== 0,
+  name: `another user cannot attach to the resident bus`,
+  ignore: Deno.uid() !== 0,
   async fn() {
     await using tmp = await tmpDir();
-    const { db, peer, pid } = await residentPeers(tmp.path, 1, 300);
+    const { db, peer, pid, socket } = await residentPeers(tmp.path, 1, 300);
     await using _entry = peer; // (closed below; and if the test fails)
     // `nobody`, with a Deno cache of its own, tries the socket.
     const cache = await Deno.makeTempDir();
     await Deno.chmod(cache, 0o777);
-    const socket = `${tmp.path}/agent-bus.sock`;
     const tried = await run("setpriv", [
       "--reuid=65534",
       "--regid=65534",
@@ -191,8 +191,7 @@ Deno.test({
 
 Deno.test({
   name:
-    `the bus SIGKILLed 5 times under 4 agents' traffic: every call answered, as the same agent, nothing acknowledged lost or stored twice${only}`,
-  ignore,
+    `the bus SIGKILLed 5 times under 4 agents' traffic: every call answered, as the same agent, nothing acknowledged lost or stored twice`,
   async fn() {
     await using tmp = await tmpDir();
     const { db, env, peers } = await residentPeers(tmp.path, 4);
@@ -255,4 +254,17 @@ Deno.test({
       await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
     }
   },
+});
+
+Deno.test("an entry's client hears what was wrong with the bus's settings, as from a server of its own", async () => {
+  await using tmp = await tmpDir();
+  const db = `${tmp.path}/bus.sqlite`;
+  const env = { AGENT_BUS_MAX_SYNC_ITEMS: "bogus", AGENT_BUS_RESIDENT_IDLE_MS: "300" };
+  await using peer = await startPeer({ dbPath: db, resident: true, env });
+  await until(() => peer.stderr().includes('AGENT_BUS_MAX_SYNC_ITEMS="bogus"'), {
+    timeoutMs: 10_000,
+    what: `the warning on the entry's stderr:\n${peer.stderr()}`,
+  });
+  assert.notEqual((await status(db, env)).pid, peer.pid, "served by the bus");
+  await peer.close();
 });

@@ -377,8 +377,7 @@ export const installCommand: Command = defineCommand({
     const launch = launchFor({
       ...from,
       args: profileArgs(profile, agent),
-      resident: !standalone,
-      standalone,
+      role: standalone ? "standalone" : "entry",
     });
     if (/[\\/]_npx[\\/]/.test(launch.command)) {
       ctx.print.err(

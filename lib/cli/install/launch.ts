@@ -35,11 +35,11 @@ export function shellQuote(word: string): string {
  * <event> --db <database>` (from source, `hook.ts <client> <event> ...`),
  * with the environment it needs written in front of it (clients such as
  * Gemini CLI run hooks with a sanitized environment) and, from source, the
- * server's permissions plus `ps` (to find the client's process among the
- * hook's ancestors) and the resident bus's socket (to ask it).
+ * server's permissions plus the process tree (to find the client's process
+ * among the hook's ancestors) and the resident bus's socket (to ask it).
  */
 export function hookCommand(
-  options: Omit<LaunchOptions, "args" | "runs" | "reachesBus">,
+  options: Omit<LaunchOptions, "args" | "role">,
   hook: HookLaunch,
 ) {
   // From source the hook has its own entry; a compiled agent-bus is told the command.
@@ -47,7 +47,7 @@ export function hookCommand(
   const args = [...command, hook.client, hook.event, "--db", options.dbPath];
   if (hook.wait) args.push("--wait", String(hook.wait));
   if (hook.maxBlocks !== undefined) args.push("--max-blocks", String(hook.maxBlocks));
-  const launch = launchFor({ ...options, args, entry: HOOK_PATH, runs: ["ps"], reachesBus: true });
+  const launch = launchFor({ ...options, args, entry: HOOK_PATH, role: "hook" });
   const env = Object.entries(launch.env).filter(([key]) => key !== "AGENT_BUS_DB")
     .map(([key, value]) => `${key}=${shellQuote(value)}`);
   return [...env, ...[launch.command, ...launch.args].map(shellQuote)].join(" ");
@@ -59,6 +59,7 @@ const ENTRY_MODULES = [
   HOOK_PATH,
   `${CHECKOUT}/lib/store/postgres/worker.ts`,
   `${CHECKOUT}/lib/transports/stdio_worker.ts`,
+  `${CHECKOUT}/lib/transports/resident/session_worker.ts`,
 ];
 
 /**

@@ -5,12 +5,14 @@
  * Entries (`resident/entry.ts`, what an MCP client starts) connect to its
  * Unix socket and relay their client's stdio; each connection is one MCP
  * session, served exactly as a process of its own would serve it
- * (`stdio_session.ts`), over the bus's one runtime: one database
- * connection, one search indexer, and wake-ups between its sessions in
- * process. The session's record (what the hooks read) names the entry and
- * its client, as a process of its own would have named itself.
+ * (`stdio_session.ts`) by the bus's host (`host.ts`): on SQLite in this
+ * thread over one runtime (one database connection, one search indexer,
+ * wake-ups between its sessions in process), on PostgreSQL in a fixed pool
+ * of session workers (`worker_host.ts`). The session's record (what the
+ * hooks read) names the entry and its client, as a process of its own
+ * would have named itself.
  *
- * It also answers hook runs (`hook_ask.ts`), over the same bus.
+ * It also answers hook runs (`hook_ask.ts`), over the same host.
  *
  * It says `listening` on stdout once it accepts connections (its starter
  * waits for that line), ends by itself when it has had no session for
@@ -22,18 +24,15 @@
  */
 
 import type { ConfigWarning, ResolvedConfig } from "../../config.ts";
-import { AsyncLocalStorage } from "node:async_hooks";
-import { createLogger } from "../../log.ts";
 import type { SessionState } from "../../bus/session.ts";
-import type { Profile } from "../../mcp/profiles/mod.ts";
-import type { PushMode } from "../../mcp/features/mod.ts";
-import { openRuntime } from "../../runtime.ts";
+import { createLogger } from "../../log.ts";
+import { isPostgresUrl } from "../../runtime.ts";
 import { onShutdownSignal } from "../../signals.ts";
 import { maxMessageBytes } from "../limits.ts";
-import { serveSession, type StdioSession } from "../stdio_session.ts";
+import type { StdioSession } from "../stdio_session.ts";
 import { StdioTransport } from "../stdio_transport.ts";
-import { answerHook } from "../hook/answer.ts";
-import { readProcessTree } from "../hook/process_tree.ts";
+import { inProcessHost, type SessionChoice, type SessionHost, sessionLog } from "./host.ts";
+import { workerHost } from "./worker_host.ts";
 import {
   type Attach,
   type BusStatus,
@@ -50,14 +49,7 @@ import {
   type Welcome,
 } from "./protocol.ts";
 
-/** What a session's serve arguments choose (the CLI reads them: `serve.ts`). */
-export interface SessionChoice {
-  profile: Profile;
-  agent: string | undefined;
-  serverName?: string | undefined;
-  noDrain: boolean;
-  push: PushMode;
-}
+export type { SessionChoice } from "./host.ts";
 
 /** Options of {@linkcode serveResidentBus}. */
 export interface ResidentBusOptions {
@@ -91,19 +83,11 @@ const ORPHAN_CHECK_MS = 5_000;
 export async function serveResidentBus(options: ResidentBusOptions): Promise<void> {
   const { config, address } = options;
   // What the bus logs while it serves a session goes to that session's entry too.
-  const sessionLog = new AsyncLocalStorage<(line: string) => void>();
-  const encoder = new TextEncoder();
-  const log = createLogger(config.logLevel, {
-    write(line) {
-      Deno.stderr.writeSync(encoder.encode(line));
-      sessionLog.getStore()?.(line);
-    },
-  });
-  const runtime = openRuntime(config, {
-    log,
-    indexing: true,
-    configWarnings: options.configWarnings,
-  });
+  const logs = sessionLog(config.logLevel);
+  const { log } = logs;
+  const host: SessionHost = isPostgresUrl(config.dbPath)
+    ? workerHost(options, config.resident.workers, log)
+    : inProcessHost(options, logs);
   // A bus already there (of another version: it keeps its sessions and ends when idle) or
   // the socket of one that died gives way.
   await Deno.remove(address.socket).catch(() => {});
@@ -164,18 +148,16 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
     const logLine = (line: string) =>
       void transport.send({ jsonrpc: "2.0", method: LOG_METHOD, params: { line } })
         .catch(() => {});
-    const session = await sessionLog.run(logLine, () =>
-      serveSession(
-        transport,
-        runtime,
-        {
-          ...choice,
-          config,
-          sessionState: { restore: hello.restore, onChange: tell },
-        },
-        log,
-        { place: hello.place },
-      ));
+    const session = await host.serve(transport, {
+      choice,
+      place: hello.place,
+      restore: hello.restore,
+      onChange: tell,
+      onLog: logLine,
+    });
+    // What was wrong with the settings, as a server of its own would have said at start.
+    const entryLog = createLogger(config.logLevel, { write: logLine });
+    for (const warning of options.configWarnings ?? []) entryLog.warn(warning.message);
     sessions.add(session);
     idleCheck();
     await session.closed;
@@ -197,9 +179,7 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
     hooks++;
     idleCheck();
     try {
-      const answer = await answerHook(asked.ask, {
-        open: () => ({ bus: runtime.bus, tree: readProcessTree(asked.ppid) }),
-      });
+      const answer = await host.answerHook(asked.ask, asked.ppid);
       await reply({ ok: true, answer: { ...answer, trace: { ...answer.trace, by: "bus" } } });
     } catch (error) {
       await reply({
@@ -263,5 +243,5 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
   listener.close();
   await accepting;
   await Promise.all([...sessions].map((session) => session.stop()));
-  await runtime.close();
+  await host.close();
 }

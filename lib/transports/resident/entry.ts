@@ -147,9 +147,7 @@ async function startAndConnect(
     args: ["bus", "run"],
     env,
     denoDir: env.DENO_DIR,
-    resident: true,
-    // (The bus reads the process tree for the hooks it answers.)
-    runs: ["ps"],
+    role: "bus",
   });
   const child = new Deno.Command(launch.command, {
     args: launch.args,

@@ -9,7 +9,8 @@
  *
  * Also where a bus listens: `agent-bus.sock` in the database's directory
  * (created 0700 by the store, so only its owner reaches it; a fixed name,
- * which an entry's permissions can name). A bus serves entries of its own
+ * which an entry's permissions can name), or for a database URL a name
+ * made from it in the user's `~/.agent_bus` (`launch.ts`). A bus serves entries of its own
  * version and settings (every `AGENT_BUS_*` setting that is not a
  * session's own): an entry of another version starts a bus of its own in
  * its place (the old one keeps its sessions and ends when idle), and one of
@@ -18,12 +19,12 @@
  * @module
  */
 
-import { directoryOf } from "../../strings.ts";
+import { directoryOf, fnv1a64 } from "../../strings.ts";
 import type { ProcessPlace } from "../../bus/place.ts";
 import type { SessionState } from "../../bus/session.ts";
 import type { HookAnswer, HookAsk } from "../hook/answer.ts";
 import type { ResolvedConfig } from "../../config.ts";
-import { residentSocket } from "../../launch.ts";
+import { residenceDir, residentLock, residentSocket } from "../../launch.ts";
 import { concat } from "../frame_reader.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 
@@ -119,19 +120,21 @@ export interface ResidentAddress {
 
 /**
  * The address of the resident bus for `config`, or a reason there is none
- * (an in-memory database is each process's own; on PostgreSQL agents keep a
- * process each for now).
+ * (an in-memory database is each process's own). A SQLite file's bus
+ * listens beside it; a database URL's (PostgreSQL) in the user's
+ * `~/.agent_bus`, one per host and URL.
  */
 export function residentAddress(config: ResolvedConfig): ResidentAddress | { none: string } {
   const db = config.dbPath;
   if (db === ":memory:") return { none: "an in-memory database is each process's own" };
-  if (db.includes("://")) return { none: "on PostgreSQL each agent runs its own server for now" };
-  const dir = directoryOf(db);
-  const socket = residentSocket(dir);
+  const home = config.resident.home;
+  if (db.includes("://") && !home) return { none: "HOME is not set, so it has no directory" };
+  const dir = db.includes("://") ? residenceDir(home!) : directoryOf(db);
+  const socket = residentSocket(dir, db);
   if (socket.length > MAX_SOCKET_PATH) {
     return { none: `the socket path would be too long (${socket.length} bytes): ${socket}` };
   }
-  return { socket, lock: `${dir}/agent-bus.lock` };
+  return { socket, lock: residentLock(dir, db) };
 }
 
 /** What makes two buses of one database differ: every setting that is not a session's own. */
@@ -144,16 +147,6 @@ export function settingsKey(env: Record<string, string | undefined>): string {
     .sort()
     .map((key) => `${key}=${env[key]}`);
   return fnv1a64(settings.join("\n"));
-}
-
-/** 64-bit FNV-1a of `text`, as 16 hex digits (a name, not a secret). */
-function fnv1a64(text: string): string {
-  let hash = 0xcbf29ce484222325n;
-  for (const byte of new TextEncoder().encode(text)) {
-    hash ^= BigInt(byte);
-    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
-  }
-  return hash.toString(16).padStart(16, "0");
 }
 
 /**
