@@ -66,11 +66,6 @@ export function residentSocket(dir: string, dbPath: string): string {
   return `${dir}/${residentName(dbPath)}.sock`;
 }
 
-/** The lock the starters of the resident bus of `dbPath` take, in `dir`. */
-export function residentLock(dir: string, dbPath: string): string {
-  return `${dir}/${residentName(dbPath)}.lock`;
-}
-
 /**
  * The directory of the resident bus of a database URL, whose database has
  * none on this host: the user's `~/.agent_bus` (the default database's).

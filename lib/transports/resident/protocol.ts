@@ -24,7 +24,7 @@ import type { ProcessPlace } from "../../bus/place.ts";
 import type { SessionState } from "../../bus/session.ts";
 import type { HookAnswer, HookAsk } from "../hook/answer.ts";
 import type { ResolvedConfig } from "../../config.ts";
-import { residenceDir, residentLock, residentSocket } from "../../launch.ts";
+import { residenceDir, residentSocket } from "../../launch.ts";
 import { concat } from "../frame_reader.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 
@@ -134,7 +134,9 @@ export function residentAddress(config: ResolvedConfig): ResidentAddress | { non
   if (socket.length > MAX_SOCKET_PATH) {
     return { none: `the socket path would be too long (${socket.length} bytes): ${socket}` };
   }
-  return { socket, lock: residentLock(dir, db) };
+  // One lock per directory, whatever the database: starting a bus takes a moment, and the
+  // directory of URLs' buses would otherwise keep a lock file for every URL ever used.
+  return { socket, lock: `${dir}/agent-bus.lock` };
 }
 
 /** What makes two buses of one database differ: every setting that is not a session's own. */
