@@ -616,9 +616,19 @@ function hookRows(hooks: HooksResult): string[][] {
 }
 
 /** The resident bus against a process per agent (`resident.ts`), measured in the same run. */
-function residentRows({ standalone: s, resident: r }: ResidentResult): string[][] {
+function residentRows({ standalone: s, resident: r, connections }: ResidentResult): string[][] {
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+  const counts = (byAgents: Record<number, number>) =>
+    Object.entries(byAgents).map(([agents, n]) => `${agents} → ${n}`).join(", ");
+  const pg = connections
+    ? [[
+      "Resident bus on PostgreSQL: connections of one host (agents → connections)",
+      "constant from 1 to 50 agents",
+      `${counts(connections.resident)}; standalone ${counts(connections.standalone)}`,
+    ]]
+    : [];
   return [
+    ...pg,
     [
       "Resident bus: spawn → `initialize` answered, bus running (p50)",
       "≤ 0.5 × standalone, ≤ 25 ms",

@@ -3,8 +3,10 @@
  * spawning an entry to the answer of `initialize` (with the bus running),
  * the memory of 8 agents (every process counted: the sum of their PSS, the
  * bus's included), one-way delivery between two agents (half a ping-pong
- * of `sync` calls that send and wait), and 4 agents sending one message per
- * call.
+ * of `sync` calls that send and wait), 4 agents sending one message per
+ * call, and on PostgreSQL the connections a host holds for 1, 10 and 50
+ * agents (standalone stops at 10: 50 would need more than a default
+ * cluster's 100).
  *
  * @module
  */
@@ -14,6 +16,8 @@ import { cli } from "../tests/_helpers/cli.ts";
 import { type Distribution, distribution } from "./_stats.ts";
 import { pssMB } from "./_system.ts";
 import { benchThroughput } from "./throughput.ts";
+import postgres from "postgres";
+import { postgresBin, startPostgres } from "../tests/_helpers/postgres.ts";
 
 /** One mode's figures. */
 export interface ModeResult {
@@ -27,6 +31,8 @@ export interface ModeResult {
 export interface ResidentResult {
   standalone: ModeResult;
   resident: ModeResult;
+  /** PostgreSQL connections of one host by number of agents; undefined without PostgreSQL. */
+  connections?: { resident: Record<number, number>; standalone: Record<number, number> };
 }
 
 /** Run every figure for both modes, alternating where it can. */
@@ -74,7 +80,59 @@ export async function benchResident(
     delivery: delivery[m],
     fourByOne: throughput[m],
   });
-  return { standalone: mode("standalone"), resident: mode("resident") };
+  return {
+    standalone: mode("standalone"),
+    resident: mode("resident"),
+    connections: await connectionsByAgents(),
+  };
+}
+
+/**
+ * The connections one host's agents hold on a default cluster, each agent
+ * having joined a topic, sent and read once: for 1, 10 and 50 agents on the
+ * resident bus, and for 1 and 10 with a process each.
+ */
+async function connectionsByAgents(): Promise<ResidentResult["connections"]> {
+  if ("unavailable" in await postgresBin()) return undefined;
+  await using pg = await startPostgres();
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  const counts = {
+    resident: {} as Record<number, number>,
+    standalone: {} as Record<number, number>,
+  };
+  try {
+    for (const resident of [true, false]) {
+      const peers: Peer[] = [];
+      const database = `connections_${resident}`;
+      await sql.unsafe(`CREATE DATABASE ${database}`);
+      const dbPath = pg.url.replace(/\/bus$/, `/${database}`);
+      try {
+        for (const agents of resident ? [1, 10, 50] : [1, 10]) {
+          while (peers.length < agents) peers.push(await startPeer({ dbPath, resident }));
+          const { topic_id } = await peers[0]!.ok("topic_create", { name: "connections" });
+          await Promise.all(peers.map(async (peer, i) => {
+            await peer.ok("topic_join", { agent_name: `agent-${i}`, topic_id });
+            await peer.ok("sync", {
+              topic_id,
+              outbox: [{ content_markdown: "hi" }],
+              wait_seconds: 0,
+            });
+          }));
+          // (Each LISTEN connection's prober connects at its first probe, 2 s in.)
+          await new Promise((resolve) => setTimeout(resolve, 3000));
+          const [row] = await sql`SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = ${database}`;
+          counts[resident ? "resident" : "standalone"][agents] = row!.n as number;
+        }
+      } finally {
+        await Promise.all(peers.map((peer) => peer.close()));
+        if (resident) await cli(["bus", "stop"], { AGENT_BUS_DB: dbPath });
+      }
+    }
+  } finally {
+    await sql.end();
+  }
+  return counts;
 }
 
 /** The sum of PSS of 8 idle agents that have each listed topics once, and of the bus they share. */
