@@ -569,7 +569,9 @@ says which one it ran on. The summary shows the latest full run; every run is ke
     if (run.full) await Deno.writeTextFile(`${ROOT}docs/bench/latest.svg`, run.chart.svg);
     picture = `![Delivery latency and throughput of this run](bench/${run.chart.name})\n\n`;
   }
-  doc = `${doc.trimEnd()}\n\n### ${run.heading}\n\n${picture}${run.summary}\n\n${run.details}\n`;
+  // (A partial run has no details: the file still ends with one newline, as `deno fmt` wants.)
+  doc = `${doc.trimEnd()}\n\n### ${run.heading}\n\n${picture}${run.summary}\n\n${run.details}`
+    .trimEnd() + "\n";
   await Deno.writeTextFile(docPath, doc);
   if (run.full) {
     const readmePath = `${ROOT}README.md`;
