@@ -6,7 +6,7 @@
  * drives them with the SDK client, as agents do (over stdio, and over
  * Streamable HTTP for the mailboxes), on a temporary database. Each run is appended to docs/BENCHMARKS.md with its
  * date, machine and commit; a full run also replaces the summary at the top
- * of that file and in the README. Semantic search quality is measured when
+ * of that file and in docs/PERFORMANCE.md. Semantic search quality is measured when
  * AGENT_BUS_EMBEDDINGS_URL names an embedding endpoint (full runs only).
  *
  * @module
@@ -213,5 +213,5 @@ async function runAll(): Promise<void> {
     svg: runChart(heading, latency, throughput),
   };
   await record({ heading, summary, details, full: !quick, chart });
-  progress(`recorded in docs/BENCHMARKS.md${quick ? "" : " and the README summary"}`);
+  progress(`recorded in docs/BENCHMARKS.md${quick ? "" : " and docs/PERFORMANCE.md"}`);
 }

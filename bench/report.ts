@@ -1,7 +1,7 @@
 /**
  * The benchmark report: the summary against the targets, the detailed
  * measurements, and how both are recorded in docs/BENCHMARKS.md with the
- * run's picture in docs/bench/ (and, for a full run, in the README's
+ * run's picture in docs/bench/ (and, for a full run, in docs/PERFORMANCE.md's
  * summary and docs/bench/latest.svg).
  *
  * @module
@@ -574,10 +574,10 @@ says which one it ran on. The summary shows the latest full run; every run is ke
     .trimEnd() + "\n";
   await Deno.writeTextFile(docPath, doc);
   if (run.full) {
-    const readmePath = `${ROOT}README.md`;
+    const performancePath = `${ROOT}docs/PERFORMANCE.md`;
     await Deno.writeTextFile(
-      readmePath,
-      replaceSummary(await Deno.readTextFile(readmePath), block),
+      performancePath,
+      replaceSummary(await Deno.readTextFile(performancePath), block),
     );
   }
 }

@@ -11,7 +11,7 @@
  * of each size and has the model `sync` it: whole, cut, or replaced;
  * `timeout` has it `sync` with a long wait, with and without the client's
  * tool timeout. Prints one line per case. Used to choose the default result
- * budget and to write the README's client table.
+ * budget and to write the client table of docs/CONNECTING.md.
  *
  * @module
  */
