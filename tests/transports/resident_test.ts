@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { cli } from "../_helpers/cli.ts";
-import { readTopic, startPeer, until } from "../_helpers/peer.ts";
+import { inheritedEnv, MAIN, readTopic, startPeer, until } from "../_helpers/peer.ts";
 import { run } from "../_helpers/run.ts";
 import { storeLocation } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -267,4 +267,27 @@ Deno.test("an entry's client hears what was wrong with the bus's settings, as fr
   });
   assert.notEqual((await status(db, env)).pid, peer.pid, "served by the bus");
   await peer.close();
+});
+
+Deno.test("a bus with a short idle time waits for its first session (its starter may be slow to attach)", async () => {
+  await using tmp = await tmpDir();
+  const db = `${tmp.path}/bus.sqlite`;
+  const env = { AGENT_BUS_RESIDENT_IDLE_MS: "100" };
+  await using bus = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "bus", "run"],
+    // (The settings an entry of the test would have: a bus of others would refuse it.)
+    clearEnv: true,
+    env: { ...inheritedEnv(), AGENT_BUS_DB: storeLocation(db), ...env },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const said = await bus.stdout.pipeThrough(new TextDecoderStream()).getReader().read();
+  assert.match(said.value ?? "", /^listening /);
+  // Ten idle times pass before anyone attaches (a starter on a busy machine).
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  assert.equal((await status(db, env)).running, true, "still there for its first session");
+  await using peer = await startPeer({ dbPath: db, resident: true, env });
+  assert.equal((await status(db, env)).pid, bus.pid, "and the entry attached to it");
+  await peer.close();
+  assert.equal((await bus.status).code, 0, "it ended by itself once idle after that");
 });

@@ -25,7 +25,7 @@
 
 import type { ConfigWarning, ResolvedConfig } from "../../config.ts";
 import type { SessionState } from "../../bus/session.ts";
-import { createLogger } from "../../log.ts";
+import { createLogger, type Logger } from "../../log.ts";
 import { isPostgresUrl } from "../../runtime.ts";
 import { onShutdownSignal } from "../../signals.ts";
 import { maxMessageBytes } from "../limits.ts";
@@ -72,6 +72,12 @@ export interface ResidentBusOptions {
 
 /** How long an entry has to say who it is. */
 const HELLO_MS = 10_000;
+/**
+ * A bus that has had no session yet waits at least this long before it
+ * idles out: its starter attaches once it says it listens, which on a busy
+ * machine can take longer than a short idle time.
+ */
+const FIRST_SESSION_MS = 10_000;
 /** How often the bus looks whether its socket is still its own. */
 const ORPHAN_CHECK_MS = 5_000;
 
@@ -84,9 +90,8 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
   const { config, address } = options;
   // What the bus logs while it serves a session goes to that session's entry too.
   const logs = sessionLog(config.logLevel);
-  const { log } = logs;
   const host: SessionHost = isPostgresUrl(config.dbPath)
-    ? workerHost(options, config.resident.workers, log)
+    ? workerHost(options, config.resident.workers, logs.log)
     : inProcessHost(options, logs);
   // A bus already there (of another version: it keeps its sessions and ends when idle) or
   // the socket of one that died gives way.
@@ -94,26 +99,148 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
   const listener = Deno.listen({ transport: "unix", path: address.socket });
   await Deno.chmod(address.socket, 0o600);
   const ours = (await Deno.stat(address.socket)).ino;
-  const started = new Date().toISOString();
-  const sessions = new Set<StdioSession>();
-  /** Hook runs being answered (an on-call stop may wait for minutes). */
-  let hooks = 0;
-  const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
-  let idle: ReturnType<typeof setTimeout> | undefined;
-  const idleCheck = () => {
-    clearTimeout(idle);
-    idle = sessions.size === 0 && hooks === 0 ? setTimeout(stop, options.idleMs) : undefined;
-  };
-  const status = (): BusStatus => ({
-    pid: Deno.pid,
-    version: VERSION,
-    db: config.dbPath,
-    sessions: sessions.size,
-    started_at: started,
-    socket: address.socket,
-  });
+  await new ResidentBus(options, host, logs.log, ours).run(listener);
+}
 
-  const attach = async (conn: Deno.UnixConn, hello: Attach, rest: ReadableStream<Uint8Array>) => {
+/** A listening bus: its sessions, its hook runs, and when it ends. */
+class ResidentBus {
+  readonly #options: ResidentBusOptions;
+  readonly #host: SessionHost;
+  readonly #log: Logger;
+  /** The socket's inode: another bus that took the path has another. */
+  readonly #ours: number | null;
+  readonly #started = new Date().toISOString();
+  readonly #sessions = new Set<StdioSession>();
+  /** Hook runs being answered (an on-call stop may wait for minutes). */
+  #hooks = 0;
+  /** Connections not yet a session nor done (a starting bus must not idle out under them). */
+  #arriving = 0;
+  #hadSession = false;
+  readonly #stopped = Promise.withResolvers<void>();
+  #idle: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: ResidentBusOptions, host: SessionHost, log: Logger, ours: number | null) {
+    this.#options = options;
+    this.#host = host;
+    this.#log = log;
+    this.#ours = ours;
+  }
+
+  /** Accept connections until the bus ends, then shut down in order. */
+  async run(listener: Deno.Listener<Deno.UnixConn>): Promise<void> {
+    const { address, config } = this.#options;
+    const accepting = (async () => {
+      for await (const conn of listener) {
+        this.#serve(conn).catch((error) =>
+          this.#log.warn("A resident session failed", { error: String(error) })
+        );
+      }
+    })().catch(() => {});
+    const stop = () => this.#stopped.resolve();
+    const stopListening = onShutdownSignal(stop);
+    this.#idleCheck();
+    // A bus whose socket is gone (its directory removed) or taken by a newer bus can be reached
+    // by no new entry: it ends once its sessions have.
+    const orphanCheck = setInterval(async () => {
+      if (!this.#busy() && !await this.#ownsSocket()) stop();
+    }, ORPHAN_CHECK_MS);
+    this.#options.say(`listening ${address.socket}`);
+    this.#log.info("agent-bus resident bus ready", { socket: address.socket, db: config.dbPath });
+
+    await this.#stopped.promise;
+    clearTimeout(this.#idle);
+    clearInterval(orphanCheck);
+    stopListening();
+    // (Unless a newer bus took its place meanwhile: its socket stays.)
+    if (await this.#ownsSocket()) await Deno.remove(address.socket).catch(() => {});
+    listener.close();
+    await accepting;
+    await Promise.all([...this.#sessions].map((session) => session.stop()));
+    await this.#host.close();
+  }
+
+  #busy(): boolean {
+    return this.#sessions.size > 0 || this.#hooks > 0 || this.#arriving > 0;
+  }
+
+  async #ownsSocket(): Promise<boolean> {
+    const now = await Deno.stat(this.#options.address.socket).catch(() => undefined);
+    return now?.ino === this.#ours;
+  }
+
+  /** With nothing to serve, end after the idle time. */
+  #idleCheck(): void {
+    clearTimeout(this.#idle);
+    const idleMs = this.#hadSession
+      ? this.#options.idleMs
+      : Math.max(this.#options.idleMs, FIRST_SESSION_MS);
+    this.#idle = this.#busy() ? undefined : setTimeout(() => this.#stopped.resolve(), idleMs);
+  }
+
+  #status(): BusStatus {
+    const { config, address } = this.#options;
+    return {
+      pid: Deno.pid,
+      version: VERSION,
+      db: config.dbPath,
+      sessions: this.#sessions.size,
+      started_at: this.#started,
+      socket: address.socket,
+    };
+  }
+
+  /** One connection: its first line says what it wants. */
+  async #serve(conn: Deno.UnixConn): Promise<void> {
+    this.#arriving++;
+    this.#idleCheck();
+    let arrived = false;
+    const arrive = () => {
+      if (arrived) return;
+      arrived = true;
+      this.#arriving--;
+      this.#idleCheck();
+    };
+    try {
+      await this.#answer(conn, arrive);
+    } finally {
+      arrive();
+    }
+  }
+
+  /** What a connection asks, answered; `arrive()` once it is a session or done. */
+  async #answer(conn: Deno.UnixConn, arrive: () => void): Promise<void> {
+    let hello: Hello;
+    let rest: ReadableStream<Uint8Array>;
+    const timer = setTimeout(() => closeQuietly(conn), HELLO_MS);
+    try {
+      const first = await firstLine(conn.readable);
+      clearTimeout(timer);
+      hello = JSON.parse(first.line) as Hello;
+      rest = first.rest;
+    } catch (error) {
+      clearTimeout(timer);
+      this.#log.debug("A connection to the resident bus said nothing usable", {
+        error: String(error),
+      });
+      closeQuietly(conn);
+      return;
+    }
+    if ("attach" in hello) return await this.#attach(conn, hello.attach, rest, arrive);
+    if ("hook" in hello) return await this.#hook(conn, hello.hook);
+    const writer = conn.writable.getWriter();
+    await writer.write(lineOf({ ok: true, bus: this.#status() } satisfies Welcome))
+      .catch(() => {});
+    closeQuietly(conn);
+    if ("stop" in hello) this.#stopped.resolve();
+  }
+
+  /** An entry's session: refused (and why), or served until it ends. */
+  async #attach(
+    conn: Deno.UnixConn,
+    hello: Attach,
+    rest: ReadableStream<Uint8Array>,
+    arrive: () => void,
+  ) {
     const writer = conn.writable.getWriter();
     const refuse = async (error: string, reason: "usage" | "version" | "settings") => {
       await writer.write(lineOf({ ok: false, error, reason } satisfies Welcome)).catch(() => {});
@@ -125,48 +252,59 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
         "version",
       );
     }
-    if (hello.settings !== options.settings) {
+    if (hello.settings !== this.#options.settings) {
       return await refuse("this bus runs with other AGENT_BUS_* settings", "settings");
     }
     let choice: SessionChoice;
     try {
-      choice = options.choose(hello.args, hello.env);
+      choice = this.#options.choose(hello.args, hello.env);
     } catch (error) {
       return await refuse(error instanceof Error ? error.message : String(error), "usage");
     }
-    await writer.write(lineOf({ ok: true, bus: status() } satisfies Welcome));
+    await writer.write(lineOf({ ok: true, bus: this.#status() } satisfies Welcome));
     writer.releaseLock();
+    await this.#session(conn, hello, choice, rest, arrive);
+  }
+
+  async #session(
+    conn: Deno.UnixConn,
+    hello: Attach,
+    choice: SessionChoice,
+    rest: ReadableStream<Uint8Array>,
+    arrive: () => void,
+  ): Promise<void> {
+    const { config } = this.#options;
     const transport = new StdioTransport({
       stdin: rest,
       stdout: conn.writable,
       maxLineBytes: maxMessageBytes(config),
     });
-    // The entry keeps what the session would need on another bus (its names and tokens).
-    const tell = (state: SessionState) =>
-      void transport.send({ jsonrpc: "2.0", method: STATE_METHOD, params: { ...state } })
-        .catch(() => {});
-    const logLine = (line: string) =>
-      void transport.send({ jsonrpc: "2.0", method: LOG_METHOD, params: { line } })
-        .catch(() => {});
-    const session = await host.serve(transport, {
+    const notify = (method: string, params: Record<string, unknown>) =>
+      void transport.send({ jsonrpc: "2.0", method, params }).catch(() => {});
+    // The entry keeps what the session would need on another bus (its names and tokens), and
+    // writes the bus's log lines of the session where a server of its own would have.
+    const logLine = (line: string) => notify(LOG_METHOD, { line });
+    const session = await this.#host.serve(transport, {
       choice,
       place: hello.place,
       restore: hello.restore,
-      onChange: tell,
+      onChange: (state: SessionState) => notify(STATE_METHOD, { ...state }),
       onLog: logLine,
     });
     // What was wrong with the settings, as a server of its own would have said at start.
     const entryLog = createLogger(config.logLevel, { write: logLine });
-    for (const warning of options.configWarnings ?? []) entryLog.warn(warning.message);
-    sessions.add(session);
-    idleCheck();
+    for (const warning of this.#options.configWarnings ?? []) entryLog.warn(warning.message);
+    this.#sessions.add(session);
+    this.#hadSession = true;
+    arrive();
     await session.closed;
-    sessions.delete(session);
+    this.#sessions.delete(session);
     closeQuietly(conn);
-    idleCheck();
-  };
+    this.#idleCheck();
+  }
 
-  const hook = async (conn: Deno.UnixConn, asked: HookHello) => {
+  /** A hook run, answered over the bus's host (never a session: the bus stays while it waits). */
+  async #hook(conn: Deno.UnixConn, asked: HookHello): Promise<void> {
     const reply = async (answer: HookReply) => {
       const writer = conn.writable.getWriter();
       await writer.write(lineOf(answer)).catch(() => {});
@@ -176,10 +314,10 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
       const error = `this bus is agent-bus ${VERSION}, the hook ${asked.version}`;
       return await reply({ ok: false, error, reason: "version" });
     }
-    hooks++;
-    idleCheck();
+    this.#hooks++;
+    this.#idleCheck();
     try {
-      const answer = await host.answerHook(asked.ask, asked.ppid);
+      const answer = await this.#host.answerHook(asked.ask, asked.ppid);
       await reply({ ok: true, answer: { ...answer, trace: { ...answer.trace, by: "bus" } } });
     } catch (error) {
       await reply({
@@ -188,60 +326,8 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
         reason: "failed",
       });
     } finally {
-      hooks--;
-      idleCheck();
+      this.#hooks--;
+      this.#idleCheck();
     }
-  };
-
-  const serve = async (conn: Deno.UnixConn) => {
-    let hello: Hello;
-    let rest: ReadableStream<Uint8Array>;
-    const timer = setTimeout(() => closeQuietly(conn), HELLO_MS);
-    try {
-      const first = await firstLine(conn.readable);
-      clearTimeout(timer);
-      hello = JSON.parse(first.line) as Hello;
-      rest = first.rest;
-    } catch (error) {
-      clearTimeout(timer);
-      log.debug("A connection to the resident bus said nothing usable", { error: String(error) });
-      closeQuietly(conn);
-      return;
-    }
-    if ("attach" in hello) return await attach(conn, hello.attach, rest);
-    if ("hook" in hello) return await hook(conn, hello.hook);
-    const writer = conn.writable.getWriter();
-    await writer.write(lineOf({ ok: true, bus: status() } satisfies Welcome)).catch(() => {});
-    closeQuietly(conn);
-    if ("stop" in hello) stop();
-  };
-
-  const accepting = (async () => {
-    for await (const conn of listener) {
-      serve(conn).catch((error) => log.warn("A resident session failed", { error: String(error) }));
-    }
-  })().catch(() => {});
-  const stopListening = onShutdownSignal(stop);
-  idleCheck();
-  // A bus whose socket is gone (its directory removed) or taken by a newer bus can be reached by
-  // no new entry: it ends once its sessions have.
-  const orphanCheck = setInterval(async () => {
-    const now = await Deno.stat(address.socket).catch(() => undefined);
-    if (now?.ino !== ours && sessions.size === 0 && hooks === 0) stop();
-  }, ORPHAN_CHECK_MS);
-  options.say(`listening ${address.socket}`);
-  log.info("agent-bus resident bus ready", { socket: address.socket, db: config.dbPath });
-
-  await stopped;
-  clearTimeout(idle);
-  clearInterval(orphanCheck);
-  stopListening();
-  // (Unless a newer bus took its place meanwhile: its socket stays.)
-  if ((await Deno.stat(address.socket).catch(() => undefined))?.ino === ours) {
-    await Deno.remove(address.socket).catch(() => {});
   }
-  listener.close();
-  await accepting;
-  await Promise.all([...sessions].map((session) => session.stop()));
-  await host.close();
 }
