@@ -78,83 +78,71 @@ export interface HttpHandler {
 
 const SESSION_HEADER = "mcp-session-id";
 
+/** The paths of the older HTTP+SSE transport. */
+const LEGACY_PATHS = new Set(["/sse", "/messages", "/messages/"]);
+
 /** Build the handler that `Deno.serve` calls. */
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
-  const registry = new SessionRegistry({ idleMs: options.sessionIdleMs });
-  const { observer } = options;
-  const atMcp = options.atMcp ?? profile("peer");
-  // Shorthand calls end with the server. (Deno aborts `request.signal` after
-  // every response and warns when something listens to it.)
-  const shutdown = new AbortController();
+  return new McpHttpHandler(options);
+}
 
-  const webConsole: WebConsole = createConsole({
-    bus: options.deps.bus,
-    search: options.deps.search,
-    keepAliveMs: options.deps.bus.config.http.keepAliveSeconds * 1000,
-    signal: shutdown.signal,
-  });
+/**
+ * The handler: each protocol it serves is a method, and {@linkcode handle}
+ * is the table that picks one (the console, then, past the guard, the older
+ * HTTP+SSE transport, AgentChatBus's one-shot endpoint, and Streamable HTTP
+ * with the curl shorthand).
+ */
+class McpHttpHandler implements HttpHandler {
+  readonly #options: HttpHandlerOptions;
+  readonly #registry: SessionRegistry;
+  readonly #atMcp: Profile;
+  /** Shorthand calls end with the server. (Deno aborts `request.signal` after every response.) */
+  readonly #shutdown = new AbortController();
+  readonly #console: WebConsole;
 
-  const handle = async (request: Request): Promise<Response> => {
+  constructor(options: HttpHandlerOptions) {
+    this.#options = options;
+    this.#registry = new SessionRegistry({ idleMs: options.sessionIdleMs });
+    this.#atMcp = options.atMcp ?? profile("peer");
+    this.#console = createConsole({
+      bus: options.deps.bus,
+      search: options.deps.search,
+      keepAliveMs: options.deps.bus.config.http.keepAliveSeconds * 1000,
+      signal: this.#shutdown.signal,
+    });
+  }
+
+  /** (A property, so that it may be passed on alone: `Deno.serve(handler.handle)`.) */
+  readonly handle = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
-    if (webConsole.owns(url.pathname)) return await handleConsole(request, url);
-    const verdict = checkRequest(request.headers, options.policy);
+    if (this.#console.owns(url.pathname)) return await this.#serveConsole(request, url);
+    const verdict = checkRequest(request.headers, this.#options.policy);
     if (!verdict.ok) {
       const headers: HeadersInit = verdict.status === 401 ? { "www-authenticate": "Bearer" } : {};
       return rpcError(verdict.status, -32001, verdict.message, headers);
     }
-    if (url.pathname === "/sse" || url.pathname === "/messages" || url.pathname === "/messages/") {
-      return await handleLegacy(request, url);
-    }
-    if (ONE_SHOT_PATHS.has(url.pathname)) {
-      if (request.method !== "POST") {
-        return rpcError(405, -32000, "Method not allowed", { allow: "POST" });
-      }
-      const body = await readJson(request, options.maxBodyBytes);
-      if ("status" in body) return rpcError(body.status, body.code, body.message);
-      return await answerOneShot(atMcp, options.deps, {
-        body: body.value,
-        endpoint: endpointOf(request),
-        signal: request.signal,
-      });
-    }
-    const route = routeOf(url.pathname, atMcp);
-    if (route === undefined) {
-      return rpcError(
-        404,
-        -32601,
-        "Not found: use /mcp, /chatbus/mcp, /agents/{agent}/mcp/, /api or /",
-      );
-    }
-    if ("error" in route) return rpcError(400, -32602, route.error);
-
-    const sessionId = request.headers.get(SESSION_HEADER);
-    if (request.method === "POST") {
-      const body = await readJson(request, options.maxBodyBytes);
-      if ("status" in body) return rpcError(body.status, body.code, body.message);
-      if (isShorthand(body.value)) return await runShorthand(route, request, body.value);
-      if (sessionId !== null) return await forward(route, sessionId, request, body.value);
-      if (!startsSession(body.value)) {
-        return rpcError(
-          400,
-          -32000,
-          'Bad Request: no session; send initialize first (or use {"tool", "args"})',
-        );
-      }
-      return await openSession(route, request, body.value);
-    }
-    if (request.method === "GET" || request.method === "DELETE") {
-      if (sessionId === null) {
-        return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
-      }
-      return await forward(route, sessionId, request, undefined);
-    }
-    return rpcError(405, -32000, "Method not allowed", { allow: "GET, POST, DELETE" });
+    if (LEGACY_PATHS.has(url.pathname)) return await this.#serveLegacy(request, url);
+    if (ONE_SHOT_PATHS.has(url.pathname)) return await this.#serveOneShot(request);
+    return await this.#serveStreamable(request, url);
   };
 
+  get sessions(): number {
+    return this.#registry.size;
+  }
+
+  touch(sessionId: string): void {
+    this.#registry.touch(sessionId);
+  }
+
+  close(): Promise<void> {
+    this.#shutdown.abort();
+    return this.#registry.closeAll();
+  }
+
   /** The console: a browser may carry the token in a cookie, set by opening `/?token=...`. */
-  const handleConsole = async (request: Request, url: URL): Promise<Response> => {
+  async #serveConsole(request: Request, url: URL): Promise<Response> {
     const fromQuery = url.pathname === "/" ? url.searchParams.get("token") : null;
-    const verdict = checkRequest(request.headers, options.policy, [
+    const verdict = checkRequest(request.headers, this.#options.policy, [
       cookie(request.headers, TOKEN_COOKIE),
       fromQuery,
     ]);
@@ -166,64 +154,92 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         new BusError(verdict.status === 401 ? "UNAUTHORIZED" : "FORBIDDEN", message),
       );
     }
-    const token = options.policy.token;
+    const token = this.#options.policy.token;
     if (fromQuery !== null && token !== undefined) return tokenExchange(fromQuery, token);
-    return await webConsole.handle(request, url);
-  };
+    return await this.#console.handle(request, url);
+  }
 
-  const forward = async (
+  /** AgentChatBus's one-shot JSON-RPC endpoint (`one_shot.ts`). */
+  async #serveOneShot(request: Request): Promise<Response> {
+    if (request.method !== "POST") {
+      return rpcError(405, -32000, "Method not allowed", { allow: "POST" });
+    }
+    const body = await readJson(request, this.#options.maxBodyBytes);
+    if ("status" in body) return rpcError(body.status, body.code, body.message);
+    return await answerOneShot(this.#atMcp, this.#options.deps, {
+      body: body.value,
+      endpoint: endpointOf(request),
+      signal: request.signal,
+    });
+  }
+
+  /** MCP Streamable HTTP on a profile's route, and the curl shorthand there. */
+  async #serveStreamable(request: Request, url: URL): Promise<Response> {
+    const route = routeOf(url.pathname, this.#atMcp);
+    if (route === undefined) {
+      return rpcError(
+        404,
+        -32601,
+        "Not found: use /mcp, /chatbus/mcp, /agents/{agent}/mcp/, /api or /",
+      );
+    }
+    if ("error" in route) return rpcError(400, -32602, route.error);
+
+    const sessionId = request.headers.get(SESSION_HEADER);
+    if (request.method === "POST") {
+      const body = await readJson(request, this.#options.maxBodyBytes);
+      if ("status" in body) return rpcError(body.status, body.code, body.message);
+      if (isShorthand(body.value)) return await this.#runShorthand(route, request, body.value);
+      if (sessionId !== null) return await this.#forward(route, sessionId, request, body.value);
+      if (!startsSession(body.value)) {
+        return rpcError(
+          400,
+          -32000,
+          'Bad Request: no session; send initialize first (or use {"tool", "args"})',
+        );
+      }
+      return await this.#openSession(route, request, body.value);
+    }
+    if (request.method === "GET" || request.method === "DELETE") {
+      if (sessionId === null) {
+        return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
+      }
+      return await this.#forward(route, sessionId, request, undefined);
+    }
+    return rpcError(405, -32000, "Method not allowed", { allow: "GET, POST, DELETE" });
+  }
+
+  async #forward(
     route: Route,
     sessionId: string,
     request: Request,
     parsedBody: unknown,
-  ): Promise<Response> => {
-    const entry = registry.touch(sessionId);
+  ): Promise<Response> {
+    const entry = this.#registry.touch(sessionId);
     if (
       !entry || entry.route !== route.key || entry.transport instanceof LegacySseTransport
     ) return rpcError(404, -32001, "Session not found");
     return await entry.transport.handleRequest(request, { parsedBody });
-  };
+  }
 
   /** The older HTTP+SSE transport: `GET /sse` opens a session of `/mcp`'s profile. */
-  const handleLegacy = async (request: Request, url: URL): Promise<Response> => {
+  async #serveLegacy(request: Request, url: URL): Promise<Response> {
     if (url.pathname === "/sse") {
       if (request.method !== "GET") {
         return rpcError(405, -32000, "Method not allowed", { allow: "GET" });
       }
-      const route: Route = { key: atMcp.name, profile: atMcp };
-      const transport = new LegacySseTransport(
-        "/messages",
-        options.deps.bus.config.http.keepAliveSeconds * 1000,
-      );
-      const created = createServer(route.profile, options.deps, { endpoint: endpointOf(request) });
-      let closed = false;
-      transport.onclose = () => {
-        if (closed) return;
-        closed = true;
-        registry.remove(transport.sessionId);
-        observer?.closed(transport.sessionId);
-        void created.close();
-      };
-      registry.add(transport.sessionId, {
-        transport,
-        close: () => transport.close(),
-        route: route.key,
-        lastSeen: performance.now(),
-      });
-      observer?.opened(transport.sessionId, route.key);
-      await created.server.connect(transport);
-      return transport.response;
+      return await this.#openLegacySession(request);
     }
     if (request.method !== "POST") {
       return rpcError(405, -32000, "Method not allowed", { allow: "POST" });
     }
     const sessionId = legacySessionOf(url);
     if (sessionId === null) return rpcError(400, -32000, "Bad Request: sessionId is required");
-    const entry = registry.touch(sessionId);
+    const entry = this.#registry.touch(sessionId);
     if (!entry || !(entry.transport instanceof LegacySseTransport)) {
       return rpcError(404, -32001, "Session not found");
     }
-    const body = await readJson(request, options.maxBodyBytes);
+    const body = await readJson(request, this.#options.maxBodyBytes);
     if ("status" in body) return rpcError(body.status, body.code, body.message);
     if (!entry.transport.deliver(body.value)) {
       return rpcError(
@@ -233,14 +249,40 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       );
     }
     return new Response("Accepted", { status: 202 });
-  };
+  }
 
-  const openSession = async (
-    route: Route,
-    request: Request,
-    parsedBody: unknown,
-  ): Promise<Response> => {
-    const created = createServer(route.profile, options.deps, {
+  async #openLegacySession(request: Request): Promise<Response> {
+    const { observer } = this.#options;
+    const route: Route = { key: this.#atMcp.name, profile: this.#atMcp };
+    const transport = new LegacySseTransport(
+      "/messages",
+      this.#options.deps.bus.config.http.keepAliveSeconds * 1000,
+    );
+    const created = createServer(route.profile, this.#options.deps, {
+      endpoint: endpointOf(request),
+    });
+    let closed = false;
+    transport.onclose = () => {
+      if (closed) return;
+      closed = true;
+      this.#registry.remove(transport.sessionId);
+      observer?.closed(transport.sessionId);
+      void created.close();
+    };
+    this.#registry.add(transport.sessionId, {
+      transport,
+      close: () => transport.close(),
+      route: route.key,
+      lastSeen: performance.now(),
+    });
+    observer?.opened(transport.sessionId, route.key);
+    await created.server.connect(transport);
+    return transport.response;
+  }
+
+  async #openSession(route: Route, request: Request, parsedBody: unknown): Promise<Response> {
+    const { observer } = this.#options;
+    const created = createServer(route.profile, this.#options.deps, {
       agent: route.agent,
       endpoint: endpointOf(request),
     });
@@ -249,7 +291,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       if (closed) return;
       closed = true;
       if (transport.sessionId) {
-        registry.remove(transport.sessionId);
+        this.#registry.remove(transport.sessionId);
         observer?.closed(transport.sessionId);
       }
       await created.close();
@@ -257,9 +299,14 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => crypto.randomUUID(),
-        enableJsonResponse: options.jsonResponse ?? route.profile.http.jsonResponse,
+        enableJsonResponse: this.#options.jsonResponse ?? route.profile.http.jsonResponse,
         onsessioninitialized: (id) => {
-          registry.add(id, { transport, close, route: route.key, lastSeen: performance.now() });
+          this.#registry.add(id, {
+            transport,
+            close,
+            route: route.key,
+            lastSeen: performance.now(),
+          });
           observer?.opened(id, route.key);
         },
       });
@@ -268,38 +315,24 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     const response = await transport.handleRequest(request, { parsedBody });
     if (transport.sessionId === undefined) await close(); // the initialize was refused
     return response;
-  };
+  }
 
-  const runShorthand = async (
+  async #runShorthand(
     route: Route,
     request: Request,
     body: { tool: string; args?: unknown },
-  ): Promise<Response> => {
-    const runner = createToolRunner(route.profile, options.deps, {
+  ): Promise<Response> {
+    const runner = createToolRunner(route.profile, this.#options.deps, {
       agent: route.agent,
       endpoint: endpointOf(request),
     });
     const result: CallToolResult = await runner.call(body.tool, body.args ?? {}, {
-      signal: shutdown.signal,
+      signal: this.#shutdown.signal,
     });
     const structured = result.structuredContent as { error?: { code: ErrorCode } } | undefined;
     const status = result.isError ? httpStatusOf(structured?.error?.code ?? "INTERNAL_ERROR") : 200;
     return Response.json(structured ?? null, { status });
-  };
-
-  return {
-    handle,
-    get sessions() {
-      return registry.size;
-    },
-    touch(sessionId) {
-      registry.touch(sessionId);
-    },
-    close() {
-      shutdown.abort();
-      return registry.closeAll();
-    },
-  };
+  }
 }
 
 /** The URL of the MCP endpoint a request reached (no query), for `bus_get_config`. */

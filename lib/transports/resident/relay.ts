@@ -36,119 +36,152 @@ const REPLAY_PREFIX = "agent-bus-replay-";
 /** How long the relay keeps trying to reach a bus before it gives the session up. */
 const RECONNECT_MS = 60_000;
 
-/** Relay stdio to the bus behind `link` until the client or the session ends. */
+/** The entry's side of its stdio. */
+export interface RelayStdio {
+  stdin: ReadableStream<Uint8Array>;
+  stdout: WritableStream<Uint8Array>;
+  /** Longest client message (the bus's own limit). */
+  maxBytes: number;
+  /** Where the session's log lines go (the entry's stderr). */
+  stderr?: WritableStreamDefaultWriter<Uint8Array>;
+}
+
+/**
+ * Relay stdio to the bus behind `link` until the client or the session ends;
+ * `stop` resolves when the relay should end its session as if the client
+ * had gone (a signal).
+ */
 export async function relay(
   link: BusLink,
   reconnect: Reconnect,
-  stdio: {
-    stdin: ReadableStream<Uint8Array>;
-    stdout: WritableStream<Uint8Array>;
-    /** Longest client message (the bus's own limit). */
-    maxBytes: number;
-    /** Where the session's log lines go (the entry's stderr). */
-    stderr?: WritableStreamDefaultWriter<Uint8Array>;
-  },
-  /** Resolves when the relay should end its session as if the client had gone (a signal). */
+  stdio: RelayStdio,
   stop?: Promise<void>,
 ): Promise<void> {
-  const encoder = new TextEncoder();
-  const out = stdio.stdout.getWriter();
-  let current = link;
-  let ready: Promise<void> = Promise.resolve();
-  let clientDone = false;
-  let state: SessionState | undefined;
-  let initialize: Record<string, unknown> | undefined;
-  let initialized: string | undefined;
-  const inflight = new Map<string | number, string>();
-  let replays = 0;
-  let sent = 0;
-  const tag = `${Deno.pid}-${Date.now().toString(36)}`;
+  const session = new RelayedSession(link, reconnect, stdio);
+  const down = session.fromBus();
+  session.toBus().catch(() => {});
+  // (The bus ends the session once the entry's side closes, then closes its own: `down` ends.)
+  stop?.then(() => session.end());
+  await down;
+}
 
-  /** A client line as it goes to the bus, noted for a replay. */
-  const fromClient = (line: string): string => {
-    const message = parse(line);
-    if (!message || typeof message.method !== "string") return line;
-    if (message.method === "initialize") initialize = message;
-    if (message.method === "notifications/initialized") initialized = line;
-    const id = message.id;
-    if (typeof id !== "string" && typeof id !== "number") return line;
-    if (message.method === "tools/call" && stampSends(message, () => `${tag}-${++sent}`)) {
-      line = JSON.stringify(message);
-    }
-    inflight.set(id, line);
-    return line;
-  };
+/** One relayed session: what it keeps to carry itself on to another bus. */
+class RelayedSession {
+  readonly #reconnect: Reconnect;
+  readonly #stdio: RelayStdio;
+  readonly #out: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #encoder = new TextEncoder();
+  #current: BusLink;
+  /** Resolves once the bus link is usable (while it is carried on, client lines wait). */
+  #ready: Promise<void> = Promise.resolve();
+  #clientDone = false;
+  #state: SessionState | undefined;
+  #initialize: Record<string, unknown> | undefined;
+  #initialized: string | undefined;
+  readonly #inflight = new Map<string | number, string>();
+  #replays = 0;
+  #sent = 0;
+  readonly #tag = `${Deno.pid}-${Date.now().toString(36)}`;
 
-  const write = (link: BusLink, line: string) =>
-    link.writer.write(encoder.encode(`${line}\n`)).catch(() => {});
+  constructor(link: BusLink, reconnect: Reconnect, stdio: RelayStdio) {
+    this.#current = link;
+    this.#reconnect = reconnect;
+    this.#stdio = stdio;
+    this.#out = stdio.stdout.getWriter();
+  }
 
-  // The client may frame its messages by lines or by `Content-Length`: each goes on as a line.
-  const toBus = async () => {
+  /** End the session as if the client had gone. */
+  end(): void {
+    this.#clientDone = true;
+    this.#current.writer.close().catch(() => {});
+  }
+
+  /** The client's messages to the bus; the client may frame them by lines or `Content-Length`. */
+  async toBus(): Promise<void> {
     const decoder = new TextDecoder();
-    for await (const frame of framesOf(stdio.stdin.getReader(), stdio.maxBytes)) {
+    for await (const frame of framesOf(this.#stdio.stdin.getReader(), this.#stdio.maxBytes)) {
       if (frame.kind === "oversized") {
-        const reply = tooLargeReply(frame.head, stdio.maxBytes);
-        await out.write(encoder.encode(`${JSON.stringify(reply)}\n`));
+        const reply = tooLargeReply(frame.head, this.#stdio.maxBytes);
+        await this.#out.write(this.#encoder.encode(`${JSON.stringify(reply)}\n`));
         continue;
       }
       const line = oneLine(decoder.decode(frame.bytes));
       if (line === "") continue;
-      await ready;
-      void write(current, fromClient(line));
+      await this.#ready;
+      void this.#write(this.#current, this.#fromClient(line));
     }
-    clientDone = true;
-    await current.writer.close().catch(() => {});
-  };
+    this.end();
+  }
 
-  const fromBus = async () => {
+  /** The bus's lines to the client, until the session ends; a bus that dies is replaced. */
+  async fromBus(): Promise<void> {
     for (;;) {
-      for await (const line of linesOf(current.lines)) {
-        if (line.startsWith(STATE_LINE_START)) {
-          state = (parse(line)?.params as SessionState | undefined) ?? state;
-          continue;
-        }
-        if (line.startsWith(LOG_LINE_START)) {
-          const logged = (parse(line)?.params as { line?: unknown } | undefined)?.line;
-          if (typeof logged === "string") await stdio.stderr?.write(encoder.encode(logged));
-          continue;
-        }
-        const message = parse(line);
-        const id = message && !("method" in message) ? message.id : undefined;
-        if (typeof id === "string" && id.startsWith(REPLAY_PREFIX)) continue;
-        if (typeof id === "string" || typeof id === "number") inflight.delete(id);
-        await out.write(encoder.encode(`${line}\n`));
-      }
-      if (clientDone) return;
-      // The bus is gone while the client still talks: carry the session on.
-      let resume!: () => void;
-      ready = new Promise((resolve) => resume = resolve);
-      const deadline = Date.now() + RECONNECT_MS;
-      for (;;) {
-        try {
-          current = await reconnect(state);
-          break;
-        } catch (error) {
-          if (Date.now() > deadline) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      }
-      if (initialize) {
-        void write(current, JSON.stringify({ ...initialize, id: `${REPLAY_PREFIX}${++replays}` }));
-      }
-      if (initialized) void write(current, initialized);
-      for (const line of inflight.values()) void write(current, line);
-      resume();
+      for await (const line of linesOf(this.#current.lines)) await this.#fromBusLine(line);
+      if (this.#clientDone) return;
+      await this.#carryOn();
     }
-  };
+  }
 
-  const down = fromBus();
-  toBus().catch(() => {});
-  // (The bus ends the session once the entry's side closes, then closes its own: `down` ends.)
-  stop?.then(() => {
-    clientDone = true;
-    current.writer.close().catch(() => {});
-  });
-  await down;
+  /** A client line as it goes to the bus, noted for a replay. */
+  #fromClient(line: string): string {
+    const message = parse(line);
+    if (!message || typeof message.method !== "string") return line;
+    if (message.method === "initialize") this.#initialize = message;
+    if (message.method === "notifications/initialized") this.#initialized = line;
+    const id = message.id;
+    if (typeof id !== "string" && typeof id !== "number") return line;
+    if (
+      message.method === "tools/call" && stampSends(message, () => `${this.#tag}-${++this.#sent}`)
+    ) {
+      line = JSON.stringify(message);
+    }
+    this.#inflight.set(id, line);
+    return line;
+  }
+
+  async #fromBusLine(line: string): Promise<void> {
+    if (line.startsWith(STATE_LINE_START)) {
+      this.#state = (parse(line)?.params as SessionState | undefined) ?? this.#state;
+      return;
+    }
+    if (line.startsWith(LOG_LINE_START)) {
+      const logged = (parse(line)?.params as { line?: unknown } | undefined)?.line;
+      if (typeof logged === "string") await this.#stdio.stderr?.write(this.#encoder.encode(logged));
+      return;
+    }
+    const message = parse(line);
+    const id = message && !("method" in message) ? message.id : undefined;
+    if (typeof id === "string" && id.startsWith(REPLAY_PREFIX)) return;
+    if (typeof id === "string" || typeof id === "number") this.#inflight.delete(id);
+    await this.#out.write(this.#encoder.encode(`${line}\n`));
+  }
+
+  /** The bus is gone while the client still talks: attach again and replay what is pending. */
+  async #carryOn(): Promise<void> {
+    let resume!: () => void;
+    this.#ready = new Promise((resolve) => resume = resolve);
+    const deadline = Date.now() + RECONNECT_MS;
+    for (;;) {
+      try {
+        this.#current = await this.#reconnect(this.#state);
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    if (this.#initialize) {
+      const replay = { ...this.#initialize, id: `${REPLAY_PREFIX}${++this.#replays}` };
+      void this.#write(this.#current, JSON.stringify(replay));
+    }
+    if (this.#initialized) void this.#write(this.#current, this.#initialized);
+    for (const line of this.#inflight.values()) void this.#write(this.#current, line);
+    resume();
+  }
+
+  #write(link: BusLink, line: string): Promise<void> {
+    return link.writer.write(this.#encoder.encode(`${line}\n`)).catch(() => {});
+  }
 }
 
 /**
