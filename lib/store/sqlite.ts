@@ -253,15 +253,40 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Run `group` in one transaction and settle each write with its own outcome. */
+  /**
+   * Run `group` in one transaction and settle each write with its own
+   * outcome. `BEGIN IMMEDIATE` waits out a program outside the line (a few
+   * short synchronous naps, then with the event loop free); a write of the
+   * group whose wait runs out meanwhile leaves it with `DB_BUSY`. Once the
+   * transaction is open, everything up to `COMMIT` runs without a pause: a
+   * read of another request must never land inside it.
+   */
   async #commitGroup(group: PendingWrite[]): Promise<void> {
-    let db;
-    try {
-      db = await this.#begin(group);
-    } catch (error) {
-      for (const write of group) write.reject(error);
-      return;
+    for (let attempt = 0;; attempt++) {
+      let db: DatabaseSync;
+      try {
+        db = this.#connection(true);
+        db.exec("BEGIN IMMEDIATE");
+      } catch (error) {
+        const failure = this.#fail(error);
+        const now = performance.now();
+        for (const write of group.filter((write) => !isBusy(error) || write.deadline <= now)) {
+          group.splice(group.indexOf(write), 1);
+          write.reject(failure);
+        }
+        if (group.length === 0) return;
+        const nap = LOCK_NAPS_MS[attempt];
+        if (nap !== undefined) napSync(nap * (0.5 + Math.random()));
+        // Held for long: wait with the event loop free.
+        else await new Promise((resolve) => setTimeout(resolve, 1 + Math.random()));
+        continue;
+      }
+      return this.#runGroup(db, group);
     }
+  }
+
+  /** Run `group` in the open transaction of `db`, commit, and settle each write. */
+  #runGroup(db: DatabaseSync, group: PendingWrite[]): void {
     const one = group.length === 1;
     const outcomes: ({ value: unknown } | { error: unknown })[] = [];
     try {
@@ -290,36 +315,6 @@ export class SqliteStore implements Store {
       if ("error" in outcome) write.reject(this.#fail(outcome.error));
       else write.resolve(outcome.value);
     });
-  }
-
-  /**
-   * `BEGIN IMMEDIATE`, waiting out a program outside the line; a write of
-   * `group` whose wait runs out meanwhile leaves it with `DB_BUSY`.
-   */
-  async #begin(group: PendingWrite[]): Promise<DatabaseSync> {
-    let db = this.#connection(true);
-    for (let attempt = 0;; attempt++) {
-      try {
-        db.exec("BEGIN IMMEDIATE");
-        return db;
-      } catch (error) {
-        if (!isBusy(error)) throw this.#fail(error);
-        const now = performance.now();
-        for (const write of group.filter((write) => write.deadline <= now)) {
-          group.splice(group.indexOf(write), 1);
-          write.reject(this.#fail(error));
-        }
-        if (group.length === 0) throw this.#fail(error);
-        const nap = LOCK_NAPS_MS[attempt];
-        if (nap !== undefined) {
-          napSync(nap * (0.5 + Math.random()));
-        } else {
-          // Held for long: wait with the event loop free.
-          await new Promise((resolve) => setTimeout(resolve, 1 + Math.random()));
-          db = this.#connection(true);
-        }
-      }
-    }
   }
 
   /**

@@ -89,3 +89,26 @@ Deno.test("a grouped write whose wait runs out fails alone with DB_BUSY, and nev
     assert.deepEqual(rows(store), [1]);
   });
 });
+
+Deno.test("a read between two awaits never lands inside a write's transaction", async () => {
+  await withStore(async (store) => {
+    let reading = true;
+    let reads = 0;
+    // Reads one microtask apart, all the while the writes below go through.
+    const reader = (async () => {
+      while (reading) {
+        await Promise.resolve();
+        store.read(() => store.stmt("SELECT count(*) AS n FROM t").get());
+        reads++;
+      }
+    })();
+    try {
+      for (let n = 0; n < 200; n++) await store.immediate(() => insert(store, n));
+    } finally {
+      reading = false;
+    }
+    await reader;
+    assert.ok(reads > 200, `${reads} reads`);
+    assert.equal(rows(store).length, 200);
+  });
+});
