@@ -113,7 +113,7 @@ class ResidentBus {
   readonly #sessions = new Set<StdioSession>();
   /** Hook runs being answered (an on-call stop may wait for minutes). */
   #hooks = 0;
-  /** Connections not yet a session nor done (a starting bus must not idle out under them). */
+  /** Attaches not yet a session nor refused (a bus must not idle out under them). */
   #arriving = 0;
   #hadSession = false;
   readonly #stopped = Promise.withResolvers<void>();
@@ -191,24 +191,6 @@ class ResidentBus {
 
   /** One connection: its first line says what it wants. */
   async #serve(conn: Deno.UnixConn): Promise<void> {
-    this.#arriving++;
-    this.#idleCheck();
-    let arrived = false;
-    const arrive = () => {
-      if (arrived) return;
-      arrived = true;
-      this.#arriving--;
-      this.#idleCheck();
-    };
-    try {
-      await this.#answer(conn, arrive);
-    } finally {
-      arrive();
-    }
-  }
-
-  /** What a connection asks, answered; `arrive()` once it is a session or done. */
-  async #answer(conn: Deno.UnixConn, arrive: () => void): Promise<void> {
     let hello: Hello;
     let rest: ReadableStream<Uint8Array>;
     const timer = setTimeout(() => closeQuietly(conn), HELLO_MS);
@@ -225,7 +207,7 @@ class ResidentBus {
       closeQuietly(conn);
       return;
     }
-    if ("attach" in hello) return await this.#attach(conn, hello.attach, rest, arrive);
+    if ("attach" in hello) return await this.#attach(conn, hello.attach, rest);
     if ("hook" in hello) return await this.#hook(conn, hello.hook);
     const writer = conn.writable.getWriter();
     await writer.write(lineOf({ ok: true, bus: this.#status() } satisfies Welcome))
@@ -235,12 +217,30 @@ class ResidentBus {
   }
 
   /** An entry's session: refused (and why), or served until it ends. */
-  async #attach(
+  async #attach(conn: Deno.UnixConn, hello: Attach, rest: ReadableStream<Uint8Array>) {
+    // (Until it is a session or refused, it keeps the bus from idling out; a status does not.)
+    this.#arriving++;
+    this.#idleCheck();
+    let arrived = false;
+    const arrive = () => {
+      if (arrived) return;
+      arrived = true;
+      this.#arriving--;
+      this.#idleCheck();
+    };
+    try {
+      await this.#admit(conn, hello, rest, arrive);
+    } finally {
+      arrive();
+    }
+  }
+
+  async #admit(
     conn: Deno.UnixConn,
     hello: Attach,
     rest: ReadableStream<Uint8Array>,
     arrive: () => void,
-  ) {
+  ): Promise<void> {
     const writer = conn.writable.getWriter();
     const refuse = async (error: string, reason: "usage" | "version" | "settings") => {
       await writer.write(lineOf({ ok: false, error, reason } satisfies Welcome)).catch(() => {});
