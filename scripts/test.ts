@@ -124,7 +124,7 @@ if ("unavailable" in bin) {
   say(`== PostgreSQL run skipped: ${bin.unavailable}`);
 } else {
   say("== deno test on PostgreSQL (a throwaway cluster)");
-  const pg = await startPostgres();
+  const pg = await startPostgres({ checkLocks: true });
   try {
     ok = await denoTest(await postgresFiles(), {
       AGENT_BUS_TEST_STORE: "postgres",

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Query, Store } from "./types.ts";
+import { type Query, type Store, TOPIC_ROWS } from "./types.ts";
 import { LATEST_SEQ_SQL, type MessageRow } from "./messages.ts";
 import { GET_TOPIC_SQL, type TopicRow } from "./topics.ts";
 
@@ -177,9 +177,9 @@ export function reopenTopic(store: Store, topicId: string): void {
 
 /** Remove what the dialect keeps per thread (its messages' extras go with the messages). */
 export function deleteThreadRows(store: Store, topicId: string): void {
+  store.stmt("DELETE FROM bus_threads WHERE topic_id = ?").run(topicId);
   for (
     const table of [
-      "bus_threads",
       "bus_reply_tokens",
       "bus_refresh_requests",
       "bus_turns",
@@ -187,7 +187,7 @@ export function deleteThreadRows(store: Store, topicId: string): void {
       "bus_typing",
     ]
   ) {
-    store.stmt(`DELETE FROM ${table} WHERE topic_id = ?`).run(topicId);
+    store.stmt(`DELETE FROM ${table} WHERE topic_id = ?`, TOPIC_ROWS).run(topicId);
   }
 }
 
@@ -368,16 +368,19 @@ export function insertReplyToken(store: Store, row: Omit<ReplyTokenRow, "consume
   store.stmt(
     `INSERT INTO bus_reply_tokens (token_hash, topic_id, agent_id, source, issued_at, consumed_at)
      VALUES (?, ?, ?, ?, ?, NULL)`,
+    TOPIC_ROWS,
   ).run(row.token_hash, row.topic_id, row.agent_id, row.source, row.issued_at);
   // Two range deletes on the (topic, agent, consumed_at) index: one statement with an OR would
   // scan all of the holder's tokens on every post.
   store.stmt(
     "DELETE FROM bus_reply_tokens WHERE topic_id = ? AND agent_id IS ? AND consumed_at < ?",
+    TOPIC_ROWS,
   ).run(row.topic_id, row.agent_id, row.issued_at - CONSUMED_TOKEN_KEEP_SECONDS);
   if (row.agent_id === null) {
     store.stmt(
       `DELETE FROM bus_reply_tokens WHERE topic_id = ? AND agent_id IS NULL
          AND consumed_at IS NULL AND issued_at < ?`,
+      TOPIC_ROWS,
     ).run(row.topic_id, row.issued_at - UNUSED_UNBOUND_KEEP_SECONDS);
   }
 }
@@ -421,6 +424,7 @@ export function invalidateReplyTokens(
     `UPDATE bus_reply_tokens SET consumed_at = ?
      WHERE topic_id = ? AND agent_id = ? AND consumed_at IS NULL
        AND (CAST(? AS TEXT) IS NULL OR source = ?) AND (CAST(? AS TEXT) IS NULL OR token_hash <> ?)`,
+    TOPIC_ROWS,
   ).run(
     now,
     topicId,
@@ -513,6 +517,7 @@ export function setRefreshRequest(
   store.stmt(
     `INSERT OR REPLACE INTO bus_refresh_requests (topic_id, agent_id, reason, created_at)
      VALUES (?, ?, ?, ?)`,
+    TOPIC_ROWS,
   ).run(topicId, agentId, reason, now);
 }
 
@@ -561,7 +566,10 @@ export function clearRefreshRequest(
   store: Store,
   { topicId, agentId }: { topicId: string; agentId: string },
 ): void {
-  store.stmt("DELETE FROM bus_refresh_requests WHERE topic_id = ? AND agent_id = ?").run(
+  store.stmt(
+    "DELETE FROM bus_refresh_requests WHERE topic_id = ? AND agent_id = ?",
+    TOPIC_ROWS,
+  ).run(
     topicId,
     agentId,
   );
@@ -578,6 +586,7 @@ export function recordLostRace(
   store.stmt(
     `INSERT INTO bus_turns (topic_id, agent_id, owed_since, refused_at) VALUES (?1, ?2, ?3, ?3)
      ON CONFLICT (topic_id, agent_id) DO UPDATE SET refused_at = excluded.refused_at`,
+    TOPIC_ROWS,
   ).run(topicId, agentId, now);
 }
 
@@ -587,7 +596,8 @@ export function dropRefreshRequest(
   { topicId, agentId }: { topicId: string; agentId: string },
 ): void {
   for (const table of ["bus_refresh_requests", "bus_turns"]) {
-    store.stmt(`DELETE FROM ${table} WHERE topic_id = ? AND agent_id = ?`).run(topicId, agentId);
+    store.stmt(`DELETE FROM ${table} WHERE topic_id = ? AND agent_id = ?`, TOPIC_ROWS)
+      .run(topicId, agentId);
   }
 }
 
@@ -607,6 +617,7 @@ export function enterChatWait(store: Store, row: ChatWaitRow): void {
   store.stmt(
     `INSERT OR REPLACE INTO bus_chat_waits (topic_id, agent_id, entered_at, timeout_ms, until)
      VALUES (?, ?, ?, ?, ?)`,
+    TOPIC_ROWS,
   ).run(row.topic_id, row.agent_id, row.entered_at, row.timeout_ms, row.until);
 }
 
@@ -615,7 +626,7 @@ export function exitChatWait(
   store: Store,
   { topicId, agentId }: { topicId: string; agentId: string },
 ): void {
-  store.stmt("DELETE FROM bus_chat_waits WHERE topic_id = ? AND agent_id = ?").run(
+  store.stmt("DELETE FROM bus_chat_waits WHERE topic_id = ? AND agent_id = ?", TOPIC_ROWS).run(
     topicId,
     agentId,
   );
@@ -637,7 +648,8 @@ export function pruneChatWaits(
   store: Store,
   { topicId, now }: { topicId: string; now: number },
 ): void {
-  store.stmt("DELETE FROM bus_chat_waits WHERE topic_id = ? AND until <= ?").run(topicId, now);
+  store.stmt("DELETE FROM bus_chat_waits WHERE topic_id = ? AND until <= ?", TOPIC_ROWS)
+    .run(topicId, now);
 }
 
 /** The agents waiting in a thread now. */
@@ -664,6 +676,7 @@ export function setTyping(
 ): void {
   store.stmt(
     "INSERT OR REPLACE INTO bus_typing (topic_id, agent_name, until) VALUES (?, ?, ?)",
+    TOPIC_ROWS,
   ).run(topicId, agentName, until);
 }
 
@@ -672,7 +685,7 @@ export function clearTyping(
   store: Store,
   { topicId, agentName }: { topicId: string; agentName: string },
 ): void {
-  store.stmt("DELETE FROM bus_typing WHERE topic_id = ? AND agent_name = ?").run(
+  store.stmt("DELETE FROM bus_typing WHERE topic_id = ? AND agent_name = ?", TOPIC_ROWS).run(
     topicId,
     agentName,
   );

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Store } from "./types.ts";
+import { type Store, TOPIC_ROWS } from "./types.ts";
 
 /** A row of `cursors`. */
 export interface CursorRow {
@@ -44,6 +44,7 @@ export function setCursor(
     `INSERT INTO cursors (topic_id, agent_name, last_seq, updated_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (topic_id, agent_name) DO UPDATE
        SET last_seq = excluded.last_seq, updated_at = excluded.updated_at`,
+    TOPIC_ROWS,
   ).run(topicId, agentName, lastSeq, now);
 }
 
@@ -105,6 +106,7 @@ export function markWaiting(
   store.stmt(
     `INSERT INTO bus_waiters (topic_id, agent_name, until) VALUES (?, ?, ?)
      ON CONFLICT (topic_id, agent_name) DO UPDATE SET until = excluded.until`,
+    TOPIC_ROWS,
   ).run(topicId, agentName, until);
 }
 
@@ -113,7 +115,7 @@ export function clearWaiting(
   store: Store,
   { topicId, agentName }: { topicId: string; agentName: string },
 ): void {
-  store.stmt("DELETE FROM bus_waiters WHERE topic_id = ? AND agent_name = ?").run(
+  store.stmt("DELETE FROM bus_waiters WHERE topic_id = ? AND agent_name = ?", TOPIC_ROWS).run(
     topicId,
     agentName,
   );

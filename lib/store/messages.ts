@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Query, Store } from "./types.ts";
+import { type Query, type Store, TOPIC_ROWS } from "./types.ts";
 import { indexesWithTheSend } from "./search.ts";
 
 /** A row of `messages`. */
@@ -39,6 +39,7 @@ export function nextSeqQueries(topicId: string, now: number): [Query, Query] {
       sql: `INSERT OR IGNORE INTO topic_seq (topic_id, next_seq, updated_at)
             SELECT ?, COALESCE(MAX(seq), 0) + 1, ? FROM messages WHERE topic_id = ?`,
       params: [topicId, now, topicId],
+      scope: TOPIC_ROWS,
     },
     { sql: "SELECT next_seq FROM topic_seq WHERE topic_id = ?", params: [topicId] },
   ];
@@ -55,11 +56,12 @@ export function setNextSeq(
   store: Store,
   { topicId, next, now }: { topicId: string; next: number; now: number },
 ): void {
-  store.stmt("UPDATE topic_seq SET next_seq = ?, updated_at = ? WHERE topic_id = ?").run(
-    next,
-    now,
-    topicId,
-  );
+  store.stmt("UPDATE topic_seq SET next_seq = ?, updated_at = ? WHERE topic_id = ?", TOPIC_ROWS)
+    .run(
+      next,
+      now,
+      topicId,
+    );
 }
 
 /**

@@ -12,7 +12,7 @@
 
 import { type CursorRow, GET_CURSOR_SQL, TOUCH_CURSOR_SQL } from "./cursors.ts";
 import { type MessageRow, nextSeqQueries } from "./messages.ts";
-import type { Query, Store } from "./types.ts";
+import { type Query, type Store, TOPIC_ROWS } from "./types.ts";
 import { GET_TOPIC_SQL, type TopicRow } from "./topics.ts";
 
 /** What {@linkcode readSendContext} is asked about. */
@@ -55,7 +55,7 @@ export function readSendContext(store: Store, question: SendQuestion): SendConte
   const queries: Query[] = [{ sql: GET_TOPIC_SQL, params: [topicId] }];
   if (agentName !== undefined) {
     queries.push(
-      { sql: TOUCH_CURSOR_SQL, params: [topicId, agentName, now] },
+      { sql: TOUCH_CURSOR_SQL, params: [topicId, agentName, now], scope: TOPIC_ROWS },
       { sql: GET_CURSOR_SQL, params: [topicId, agentName] },
     );
   }

@@ -8,7 +8,7 @@
  */
 
 import { deleteThreadRows } from "./chat.ts";
-import type { Store } from "./types.ts";
+import { type DeclaredScope, type Store, TOPIC_ROWS } from "./types.ts";
 
 /** A row of `topics`. */
 export interface TopicRow {
@@ -227,16 +227,17 @@ export interface DeletedRows {
  * reservations, its seq counter, its questions and its chat thread rows.
  */
 export function deleteTopic(store: Store, topicId: string): DeletedRows {
-  const count = (sql: string) => Number(store.stmt(sql).run(topicId).changes);
+  const count = (sql: string, scope?: DeclaredScope) =>
+    Number(store.stmt(sql, scope).run(topicId).changes);
   const deleted = {
     messages: count("DELETE FROM messages WHERE topic_id = ?"),
-    cursors: count("DELETE FROM cursors WHERE topic_id = ?"),
+    cursors: count("DELETE FROM cursors WHERE topic_id = ?", TOPIC_ROWS),
     reservations: count("DELETE FROM agent_name_reservations WHERE topic_id = ?"),
     questions: count("DELETE FROM questions WHERE topic_id = ?"),
   };
-  count("DELETE FROM bus_waiters WHERE topic_id = ?");
+  count("DELETE FROM bus_waiters WHERE topic_id = ?", TOPIC_ROWS);
   deleteThreadRows(store, topicId);
-  count("DELETE FROM topic_seq WHERE topic_id = ?");
+  count("DELETE FROM topic_seq WHERE topic_id = ?", TOPIC_ROWS);
   count("DELETE FROM topics WHERE topic_id = ?");
   return deleted;
 }

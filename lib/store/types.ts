@@ -19,10 +19,26 @@ export interface Statement {
 /** A value a statement takes. */
 export type SqlValue = string | number | bigint | null | Uint8Array;
 
+/**
+ * What a statement that writes only rows of one topic declares where it is
+ * written ({@linkcode Store.stmt}): it changes rows of a table keyed by topic
+ * (cursors, the seq counter, waits, turns, reply tokens…) whose topic is one
+ * its write named in {@linkcode WriteOptions.topics}. On PostgreSQL such a
+ * statement runs under those topics' locks alone; any other statement that
+ * is not a `SELECT` runs under the commit lock as well (see
+ * `postgres/locks.ts`). The test clusters check every row such a write
+ * touches against the locks it holds (`postgres/lock_checks.ts`).
+ */
+export const TOPIC_ROWS = "topic rows";
+/** The scopes a statement may declare: {@linkcode TOPIC_ROWS}. */
+export type DeclaredScope = typeof TOPIC_ROWS;
+
 /** One statement of {@linkcode Store.gather}, in SQLite's dialect. */
 export interface Query {
   sql: string;
   params: SqlValue[];
+  /** {@linkcode TOPIC_ROWS} when it writes only rows of one of its write's topics. */
+  scope?: DeclaredScope;
 }
 
 /** The database of this process. All SQL in the program runs through one of these. */
@@ -48,8 +64,10 @@ export interface Store {
   /**
    * A cached prepared statement, written in SQLite's dialect (the PostgreSQL
    * engine translates it). Only inside `read`/`immediate` callbacks.
+   * `scope` declares a statement that writes only rows of its write's
+   * topics ({@linkcode TOPIC_ROWS}); one SQL text has one scope.
    */
-  stmt(sql: string): Statement;
+  stmt(sql: string, scope?: DeclaredScope): Statement;
   /**
    * Run `queries` in order and return each one's rows. On PostgreSQL they
    * travel together, with any writes queued before them: one round trip for

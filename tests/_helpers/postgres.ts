@@ -8,6 +8,7 @@
  * @module
  */
 
+import { lockCheckStatements } from "../../lib/store/postgres/lock_checks.ts";
 import { tmpDir } from "./tmp.ts";
 
 /** A running cluster. */
@@ -54,6 +55,12 @@ export async function startPostgres(
     netns?: { exec: string[]; listen: string[] };
     /** Listen on these addresses (default 127.0.0.1); `url` names the first, an IPv6 one in brackets. */
     listen?: string[];
+    /**
+     * Check every scoped write's locks in every database created (see
+     * `lib/store/postgres/lock_checks.ts`): a write that touches what its
+     * locks do not guard fails.
+     */
+    checkLocks?: boolean;
   } = {},
 ): Promise<Postgres> {
   const bin = await postgresBin();
@@ -93,7 +100,12 @@ export async function startPostgres(
   const stop = (mode: "fast" | "immediate" = "fast") =>
     run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
   await start();
-  await run("createdb", ["-h", dir.path, "-p", String(port), "-U", "bus", "bus"]);
+  const local = ["-h", dir.path, "-p", String(port), "-U", "bus"];
+  if (options.checkLocks) {
+    const statements = lockCheckStatements().flatMap((statement) => ["-c", statement]);
+    await run("psql", [...local, "-d", "template1", "-v", "ON_ERROR_STOP=1", "-q", ...statements]);
+  }
+  await run("createdb", [...local, "bus"]);
   let running = true;
   return {
     url: `postgres://bus@${listen[0]!.includes(":") ? `[${listen[0]}]` : listen[0]}:${port}/bus`,
@@ -137,13 +149,14 @@ async function userIds(name: string): Promise<{ uid: number; gid: number }> {
 export async function clusterTest(
   name: string,
   fn: (pg: Postgres) => Promise<void>,
+  options: { checkLocks?: boolean } = {},
 ): Promise<void> {
   const bin = await postgresBin();
   const ignore = "unavailable" in bin;
   Deno.test(
     { name: `${name}${ignore ? ` (skipped: ${bin.unavailable})` : ""}`, ignore },
     async () => {
-      await using pg = await startPostgres();
+      await using pg = await startPostgres(options);
       await fn(pg);
     },
   );

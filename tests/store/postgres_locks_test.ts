@@ -18,30 +18,28 @@ import {
   statementScope,
   WRITE_LOCK,
 } from "../../lib/store/postgres/locks.ts";
+import { LOCK_CHECK_FAILED } from "../../lib/store/postgres/lock_checks.ts";
+import { openStore } from "../../lib/store/mod.ts";
+import { type DeclaredScope, TOPIC_ROWS } from "../../lib/store/types.ts";
+import { createLogger } from "../../lib/log.ts";
 import { fileURLToPath } from "node:url";
 import { connectInProcess } from "../_helpers/in_process.ts";
 import { inheritedEnv, type ReadMessage, readTopic, startPeer, until } from "../_helpers/peer.ts";
 import { clusterTest } from "../_helpers/postgres.ts";
 
-Deno.test("a statement writes its topic's rows, anything, or nothing", () => {
-  const cases: [string, string][] = [
-    ["SELECT * FROM messages WHERE topic_id = $1", "read"],
-    ["INSERT INTO cursors (topic_id, agent_name) VALUES ($1, $2) ON CONFLICT DO NOTHING", "topic"],
-    ["UPDATE topic_seq SET next_seq = $1, updated_at = $2 WHERE topic_id = $3", "topic"],
-    ["DELETE FROM bus_waiters WHERE topic_id = $1 AND agent_name = $2", "topic"],
-    [
-      `UPDATE bus_reply_tokens SET consumed_at = $1 WHERE topic_id = $2 AND agent_id = $3
-         AND ($4::text IS NULL OR source = $5)`,
-      "topic",
-    ],
-    ["DELETE FROM bus_turns WHERE topic_id = $1 OR agent_id = $2", "bus"],
-    ["UPDATE bus_reply_tokens SET consumed_at = $1 WHERE token_hash = $2", "bus"],
-    ["DELETE FROM bus_chat_waits WHERE agent_id = $1", "bus"],
-    ["INSERT INTO messages (rowid, message_id) VALUES ($1, $2)", "bus"],
-    ["UPDATE meta SET value = value + 1 WHERE key = 'topics_version'", "bus"],
-    ["WITH gone AS (DELETE FROM cursors RETURNING *) SELECT count(*) FROM gone", "bus"],
+Deno.test("a statement writes its topic's rows only where declared so, else reads or writes anything", () => {
+  const topicRows = "DELETE FROM bus_waiters WHERE topic_id = $1 AND agent_name = $2";
+  assert.equal(statementScope(topicRows, TOPIC_ROWS), "topic");
+  // Undeclared, the same statement is a write of anything: the safe side, never guessed.
+  assert.equal(statementScope(topicRows, undefined), "bus");
+  assert.equal(statementScope("SELECT * FROM messages WHERE topic_id = $1", undefined), "read");
+  assert.equal(statementScope("  select 1", undefined), "read");
+  const cases = [
+    "UPDATE bus_reply_tokens SET consumed_at = $1 WHERE token_hash = $2",
+    "INSERT INTO messages (rowid, message_id) VALUES ($1, $2)",
+    "WITH gone AS (DELETE FROM cursors RETURNING *) SELECT count(*) FROM gone",
   ];
-  for (const [sql, scope] of cases) assert.equal(statementScope(sql), scope, sql);
+  for (const sql of cases) assert.equal(statementScope(sql, undefined), "bus", sql);
 });
 
 Deno.test("a scoped write locks the bus shared, then its topics in one fixed order", () => {
@@ -54,6 +52,47 @@ Deno.test("a scoped write locks the bus shared, then its topics in one fixed ord
     `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`,
   ]);
 });
+
+await clusterTest(
+  "the test clusters fail a scoped write that touches what its locks do not guard",
+  async (pg) => {
+    const store = openStore(pg.url, { busyTimeoutMs: 5_000, log: createLogger("error") });
+    try {
+      const cursor = (sql: string, scope?: DeclaredScope) => (topicId: string) =>
+        store.stmt(sql, scope).run(topicId, "ann", 0, 1);
+      const insertCursor = cursor(
+        `INSERT INTO cursors (topic_id, agent_name, last_seq, updated_at) VALUES (?, ?, ?, ?)`,
+        TOPIC_ROWS,
+      );
+      const failed = (error: unknown) => String(error).includes(LOCK_CHECK_FAILED);
+      // Rows of its own topic under the topic lock, anything under the bus lock: allowed.
+      await store.immediate(() => insertCursor("t1"), { topics: ["t1"] });
+      await store.immediate(() => insertCursor("t2"));
+      // A row of a topic the write did not name.
+      await assert.rejects(store.immediate(() => insertCursor("t3"), { topics: ["t1"] }), failed);
+      // An undeclared statement (under the commit lock) that touches another topic's rows.
+      const forget = "DELETE FROM cursors WHERE agent_name = ?";
+      await assert.rejects(
+        store.immediate(() => store.stmt(forget).run("ann"), { topics: ["t1"] }),
+        failed,
+      );
+      // A statement declared as touching its topic's rows that writes a shared row.
+      const bump = "UPDATE meta SET value = value WHERE key = ?";
+      await assert.rejects(
+        store.immediate(() => store.stmt(bump, TOPIC_ROWS).run("schema_version"), {
+          topics: ["t1"],
+        }),
+        failed,
+      );
+      // Nothing of the refused writes stayed; the allowed ones did.
+      const left = await store.immediate(() => store.stmt("SELECT topic_id FROM cursors").all());
+      assert.deepEqual(left.map((row) => row.topic_id).sort(), ["t1", "t2"]);
+    } finally {
+      store.close();
+    }
+  },
+  { checkLocks: true },
+);
 
 /** A process that takes the bus lock on the server and then blocks (a frozen host). */
 const FREEZE = fileURLToPath(new URL("../_helpers/freeze_in_write.ts", import.meta.url));

@@ -10,9 +10,9 @@
  * `sync` round, a CLI post, a chatbus post or wait) is **scoped**: it takes the
  * bus lock shared, then each of its topics' locks ({@linkcode topicLockKey},
  * in key order), and runs its reads and decisions beside writers of other
- * topics. Rows keyed by one of its topics ({@linkcode TOPIC_TABLES}: cursors,
- * the seq counter, reply tokens, waits, turns) it writes under the topic
- * lock alone. Before its first write of anything else (a message, whose
+ * topics. Rows keyed by one of its topics (cursors, the seq counter, reply
+ * tokens, waits, turns) it writes under the topic lock alone, with
+ * statements declared so where they are written ({@linkcode TOPIC_ROWS}). Before its first write of anything else (a message, whose
  * position is `MAX(rowid) + 1`; the topics version; an agent's row) it takes
  * the commit lock ({@linkcode COMMIT_LOCK}), held to its commit: so message
  * positions still follow commit order (the console's event stream, `watch`
@@ -28,6 +28,7 @@
  * @module
  */
 
+import { type DeclaredScope, TOPIC_ROWS } from "../types.ts";
 import type { WireStatement } from "./bridge.ts";
 
 /** The bus lock, a 64-bit advisory key ("abus"). */
@@ -35,55 +36,22 @@ export const WRITE_LOCK = 0x61627573;
 /** The commit lock, taken by a scoped write before its first write outside its topics ("abuc"). */
 export const COMMIT_LOCK = 0x61627563;
 /** The class of topic locks, the first of their two 32-bit keys ("abut"). */
-const TOPIC_LOCK_CLASS = 0x61627574;
-
-/**
- * The tables whose rows are each keyed by one topic: a scoped write may
- * change them under its topic locks alone (only rows of its own topics, which
- * {@linkcode statementScope} checks by the statement's shape).
- */
-export const TOPIC_TABLES: ReadonlySet<string> = new Set([
-  "topic_seq",
-  "cursors",
-  "bus_waiters",
-  "bus_reply_tokens",
-  "bus_refresh_requests",
-  "bus_chat_waits",
-  "bus_typing",
-  "bus_turns",
-]);
+export const TOPIC_LOCK_CLASS = 0x61627574;
 
 /** What a statement does, as far as locks are concerned. */
 export type StatementScope = "read" | "topic" | "bus";
 
-const WRITE_TARGET = /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)/i;
-const BY_TOPIC = /\bWHERE\s+topic_id\s*=\s*\$\d+/i;
-
 /**
- * Whether `sql` (PostgreSQL's dialect, one of our own statements) only reads,
- * writes rows of one topic (an insert into a topic table, or an update or
- * delete of one whose condition is `topic_id = $n AND …`), or may write
- * anything else. A `WITH` may write: it counts as anything.
+ * How `sql` (one of our own statements) takes part in a write's locks: as
+ * its writer declared it ({@linkcode TOPIC_ROWS}: rows of the write's own
+ * topics only), else as a read when it is a `SELECT`, else as a write of
+ * anything (under the commit lock, the safe side). No scope is read from
+ * the rest of its text; the test clusters check what each write touches
+ * against the locks it holds (`lock_checks.ts`).
  */
-export function statementScope(sql: string): StatementScope {
-  if (/^\s*SELECT\b/i.test(sql)) return "read";
-  const table = WRITE_TARGET.exec(sql)?.[1]?.toLowerCase();
-  if (table === undefined || !TOPIC_TABLES.has(table)) return "bus";
-  if (/^\s*INSERT\b/i.test(sql)) return "topic";
-  const where = BY_TOPIC.exec(sql);
-  return where && !/\bOR\b/i.test(outsideParentheses(sql.slice(where.index))) ? "topic" : "bus";
-}
-
-/** `text` without what its parentheses enclose (one pass). */
-function outsideParentheses(text: string): string {
-  let depth = 0;
-  let kept = "";
-  for (const char of text) {
-    if (char === "(") depth++;
-    else if (char === ")") depth = Math.max(0, depth - 1);
-    else if (depth === 0) kept += char;
-  }
-  return kept;
+export function statementScope(sql: string, declared: DeclaredScope | undefined): StatementScope {
+  if (declared === TOPIC_ROWS) return "topic";
+  return /^\s*SELECT\b/i.test(sql) ? "read" : "bus";
 }
 
 /** The topic lock's second key for `topicId` (32-bit FNV-1a, signed as PostgreSQL's `int4`). */

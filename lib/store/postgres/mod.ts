@@ -50,6 +50,7 @@ import type { Logger } from "../../log.ts";
 import type { MigrationState } from "../migrate.ts";
 import type {
   ChangedTopics,
+  DeclaredScope,
   Query,
   SqlValue,
   Statement,
@@ -243,11 +244,13 @@ export class PostgresStore implements Store {
     }
   }
 
-  stmt(sql: string): PgStatement {
+  stmt(sql: string, scope?: DeclaredScope): PgStatement {
     let statement = this.#statements.get(sql);
     if (!statement) {
-      statement = new PgStatement(this, toPostgres(sql));
+      statement = new PgStatement(this, toPostgres(sql), scope);
       this.#statements.set(sql, statement);
+    } else if (statement.declared !== scope) {
+      throw new TypeError(`One statement declared with two scopes: ${sql}`);
     }
     return statement;
   }
@@ -259,7 +262,7 @@ export class PostgresStore implements Store {
   /** Queue `queries`, let `send` send them, and return each one's rows. */
   #batch(queries: readonly Query[], send: () => void): Record<string, unknown>[][] {
     const pending = queries.map((query) => {
-      const statement = this.stmt(query.sql);
+      const statement = this.stmt(query.sql, query.scope);
       return { statement, entry: statement.queue(query.params) };
     });
     send();
@@ -804,15 +807,18 @@ export interface Queued {
 class PgStatement implements Statement {
   readonly #store: PostgresStore;
   readonly #sql: string;
+  /** The scope its writer declared ({@linkcode Store.stmt}). */
+  readonly declared: DeclaredScope | undefined;
   readonly #scope: StatementScope;
   readonly #hideRowid: boolean;
   /** Whether a parameter is a JSON list (`json_each(?)` in SQLite's words). */
   readonly #jsonLists: boolean;
 
-  constructor(store: PostgresStore, sql: string) {
+  constructor(store: PostgresStore, sql: string, declared: DeclaredScope | undefined) {
     this.#store = store;
     this.#sql = sql;
-    this.#scope = statementScope(sql);
+    this.declared = declared;
+    this.#scope = statementScope(sql, declared);
     this.#hideRowid = !/\browid AS rowid\b/i.test(sql);
     this.#jsonLists = sql.includes("json_array_elements_text");
   }
