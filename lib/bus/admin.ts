@@ -17,6 +17,7 @@ import {
   messagesBefore,
   messagesSince,
 } from "../store/messages.ts";
+import { deleteThreadRows } from "../store/chat/threads.ts";
 import { type DbCounts, dbCounts } from "../store/stats.ts";
 import {
   bumpTopicsVersion,
@@ -173,6 +174,7 @@ export async function renameTopic(
 export async function deleteTopic(bus: Bus, topicId: string): Promise<DeletedRows> {
   return await write(bus, () => {
     requireTopic(bus.store, topicId);
+    deleteThreadRows(bus.store, topicId);
     const deleted = deleteTopicRows(bus.store, topicId);
     bumpTopicsVersion(bus.store);
     return deleted;

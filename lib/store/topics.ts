@@ -7,7 +7,6 @@
  * @module
  */
 
-import { deleteThreadRows } from "./chat.ts";
 import { type DeclaredScope, type Store, TOPIC_ROWS } from "./types.ts";
 
 /** A row of `topics`. */
@@ -224,7 +223,8 @@ export interface DeletedRows {
 /**
  * Delete a topic and everything in it: messages (their search rows,
  * vectors and chat extras go with them, by trigger), cursors, name
- * reservations, its seq counter, its questions and its chat thread rows.
+ * reservations, its seq counter and its questions. What the AgentChatBus
+ * dialect keeps per thread is `chat/threads.ts`'s `deleteThreadRows`.
  */
 export function deleteTopic(store: Store, topicId: string): DeletedRows {
   const count = (sql: string, scope?: DeclaredScope) =>
@@ -236,7 +236,6 @@ export function deleteTopic(store: Store, topicId: string): DeletedRows {
     questions: count("DELETE FROM questions WHERE topic_id = ?"),
   };
   count("DELETE FROM bus_waiters WHERE topic_id = ?", TOPIC_ROWS);
-  deleteThreadRows(store, topicId);
   count("DELETE FROM topic_seq WHERE topic_id = ?", TOPIC_ROWS);
   count("DELETE FROM topics WHERE topic_id = ?");
   return deleted;

@@ -27,8 +27,8 @@ import {
   touchAgent,
   updateAgent,
   waitingAgentIds,
-} from "../../store/chat.ts";
-import { recordChatEvent } from "../../store/chat_events.ts";
+} from "../../store/chat/mod.ts";
+import { recordChatEvent } from "../../store/chat/events.ts";
 import { fitJson } from "../../budget.ts";
 import { clearWaiting } from "../../store/cursors.ts";
 import type { Store } from "../../store/mod.ts";

@@ -11,7 +11,7 @@
 
 import { BusError, invalidArgument } from "../../errors.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
-import { getAgent, invalidateReplyTokens, threadByName, touchAgent } from "../../store/chat.ts";
+import { getAgent, invalidateReplyTokens, threadByName, touchAgent } from "../../store/chat/mod.ts";
 import { setCursor } from "../../store/cursors.ts";
 import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";

@@ -12,7 +12,7 @@ import {
   getAttachment,
   getChatMessage,
   reactionsOf,
-} from "../../store/chat.ts";
+} from "../../store/chat/mod.ts";
 import type { Store } from "../../store/mod.ts";
 import { BusError } from "../../errors.ts";
 import type { Message } from "../messages.ts";

@@ -41,7 +41,7 @@ import {
   AgentChatBusFile,
   type MessageKey,
   type RowRef,
-} from "../../store/agentchatbus.ts";
+} from "../../store/chat/acb_file.ts";
 import {
   addReaction,
   agentNameTaken,
@@ -52,7 +52,7 @@ import {
   insertEdit,
   putTemplate,
   putThread,
-} from "../../store/chat.ts";
+} from "../../store/chat/mod.ts";
 import { insertMessage, latestSeq, messageTopics, setNextSeq } from "../../store/messages.ts";
 import { termsForSend } from "../../store/search.ts";
 import { bumpTopicsVersion, getTopic, insertTopic } from "../../store/topics.ts";

@@ -1,16 +1,16 @@
 /**
  * The AgentChatBus dialect's journal of changes besides messages (edits,
- * reactions, agents' comings and goings; `store/chat_events.ts`), read in
+ * reactions, agents' comings and goings; `store/chat/events.ts`), read in
  * order by the console's event hub so that AgentChatBus's `/events` stream
  * can tell every change, whichever process made it.
  *
  * @module
  */
 
-import { type ChatEventRow, chatEventsAfter, latestChatEvent } from "../../store/chat_events.ts";
+import { type ChatEventRow, chatEventsAfter, latestChatEvent } from "../../store/chat/events.ts";
 import type { Bus } from "../mod.ts";
 
-export type { ChatEventRow } from "../../store/chat_events.ts";
+export type { ChatEventRow } from "../../store/chat/events.ts";
 
 /** The journal's rows after `position`, oldest first, at most `limit`. */
 export function chatEventsSince(bus: Bus, position: number, limit: number): ChatEventRow[] {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { chatCounts } from "../../store/chat.ts";
+import { chatCounts } from "../../store/chat/mod.ts";
 import type { Bus } from "../mod.ts";
 import { ONLINE_WINDOW_SECONDS } from "./agents.ts";
 

@@ -40,7 +40,7 @@ import {
   touchAgent,
   type TurnState,
   turnStateQuery,
-} from "../../store/chat.ts";
+} from "../../store/chat/mod.ts";
 import { termsForSend } from "../../store/search.ts";
 import { readSendContext } from "../../store/send.ts";
 import type { TopicRow } from "../../store/topics.ts";

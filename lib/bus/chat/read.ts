@@ -16,7 +16,7 @@
 
 import { countWithinBudget } from "../../budget.ts";
 import { BusError, invalidArgument, type Warning } from "../../errors.ts";
-import { recordChatEvent } from "../../store/chat_events.ts";
+import { recordChatEvent } from "../../store/chat/events.ts";
 import { contentFilter, screenSecrets } from "../secrets.ts";
 import {
   addReaction,
@@ -39,7 +39,7 @@ import {
   recordEdit,
   removeReaction,
   touchAgent,
-} from "../../store/chat.ts";
+} from "../../store/chat/mod.ts";
 import { clearWaiting, markWaiting, setCursor } from "../../store/cursors.ts";
 import { latestSeq } from "../../store/messages.ts";
 import type { Store } from "../../store/mod.ts";

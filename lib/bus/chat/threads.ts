@@ -34,7 +34,7 @@ import {
   threadAuthorIds,
   threadByName,
   type ThreadView,
-} from "../../store/chat.ts";
+} from "../../store/chat/mod.ts";
 import {
   bumpTopicsVersion,
   closeTopic,

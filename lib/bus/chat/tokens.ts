@@ -14,7 +14,7 @@ import {
   insertReplyToken,
   type ReplyTokenRow,
   unusedTokenHashes,
-} from "../../store/chat.ts";
+} from "../../store/chat/mod.ts";
 import { latestSeq } from "../../store/messages.ts";
 import type { Session } from "../session.ts";
 import type { Bus } from "../mod.ts";

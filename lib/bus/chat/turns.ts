@@ -16,7 +16,7 @@
  * @module
  */
 
-import { type TurnState, turnState } from "../../store/chat.ts";
+import { type TurnState, turnState } from "../../store/chat/mod.ts";
 import type { Bus } from "../mod.ts";
 import { waitFor } from "../waiting.ts";
 

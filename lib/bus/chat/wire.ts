@@ -7,7 +7,7 @@
  */
 
 import process from "node:process";
-import type { AttachmentRow, ChatMessageRow, ReactionRow } from "../../store/chat.ts";
+import type { AttachmentRow, ChatMessageRow, ReactionRow } from "../../store/chat/mod.ts";
 import { parseMetadata } from "../validate.ts";
 
 /** `reply_window` of every sync context: tokens do not expire and no new messages are allowed. */

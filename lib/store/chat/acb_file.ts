@@ -10,7 +10,7 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
-import { BusError } from "../errors.ts";
+import { BusError } from "../../errors.ts";
 
 /** A thread row of AgentChatBus, with its creator. */
 export interface AcbThread {

@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { Store } from "./types.ts";
+import type { Store } from "../types.ts";
 
 /** Rows kept; older ones are deleted as new ones are written. */
 export const KEPT_CHAT_EVENTS = 1000;
