@@ -14,7 +14,7 @@ import { BusError } from "../errors.ts";
 import type { SearchEngine } from "../search/mod.ts";
 import { createApi } from "./api.ts";
 import { assetResponse, isAsset } from "./assets.ts";
-import { chatbusEventStream } from "./chatbus_events.ts";
+import { chatbusEventStream } from "./chatbus/events.ts";
 import { EventHub, eventsQuery, eventStream } from "./events.ts";
 import { parseInput } from "../validation.ts";
 import { errorResponse, inert, queryArgs } from "../http_respond.ts";

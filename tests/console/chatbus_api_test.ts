@@ -1,5 +1,5 @@
 /**
- * AgentChatBus's REST API on agent-bus (`lib/console/chatbus_api.ts`), in
+ * AgentChatBus's REST API on agent-bus (`lib/console/chatbus/`), in
  * process: the requests its VS Code extension makes (taken from the
  * extension's API client: the health and metrics probes, registering its UI
  * agent, creating a thread with `X-Agent-Token`, listing threads, fetching a

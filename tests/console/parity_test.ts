@@ -132,7 +132,7 @@ const PAIRS: Pair[] = [
     route: (args, topicId) => postJson(`/api/threads/${topicId}/archive`, args),
     cases: [{}],
   },
-  // AgentChatBus's REST routes (lib/console/chatbus_api.ts).
+  // AgentChatBus's REST routes (lib/console/chatbus/).
   {
     tool: "thread_list",
     profile: "chatbus",

@@ -9,11 +9,11 @@
  * @module
  */
 
-import type { AgentInfo } from "../bus/chat/agents.ts";
-import { imageLinks } from "../bus/chat/attachments.ts";
-import type { Thread } from "../bus/chat/threads.ts";
-import type { ChatMessage } from "../bus/chat/wire.ts";
-import type { TopicSummary } from "../bus/admin.ts";
+import type { AgentInfo } from "../../bus/chat/agents.ts";
+import { imageLinks } from "../../bus/chat/attachments.ts";
+import type { Thread } from "../../bus/chat/threads.ts";
+import type { ChatMessage } from "../../bus/chat/wire.ts";
+import type { TopicSummary } from "../../bus/admin.ts";
 
 /** A thread as AgentChatBus's REST shows it: its `id` beside ours. */
 export function restThread(thread: Thread): Thread & { id: string } {

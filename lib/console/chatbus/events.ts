@@ -25,14 +25,14 @@
  * @module
  */
 
-import type { PresentAgent, TopicSummary } from "../bus/admin.ts";
-import { findAgent } from "../bus/chat/agents.ts";
-import type { ChatEventRow } from "../bus/chat/journal.ts";
-import { getMessage } from "../bus/chat/read.ts";
-import type { Message } from "../bus/messages.ts";
-import type { Bus } from "../bus/mod.ts";
-import { restAgent, restMessage, threadOfSummary } from "./chatbus_shapes.ts";
-import { type EventHub, type HubEvent, sseResponse } from "./events.ts";
+import type { PresentAgent, TopicSummary } from "../../bus/admin.ts";
+import { findAgent } from "../../bus/chat/agents.ts";
+import type { ChatEventRow } from "../../bus/chat/journal.ts";
+import { getMessage } from "../../bus/chat/read.ts";
+import type { Message } from "../../bus/messages.ts";
+import type { Bus } from "../../bus/mod.ts";
+import { restAgent, restMessage, threadOfSummary } from "./shapes.ts";
+import { type EventHub, type HubEvent, sseResponse } from "../events.ts";
 
 /** What {@linkcode chatbusEventStream} needs. */
 export interface ChatbusEventsOptions {

@@ -14,11 +14,11 @@
  */
 
 import { z } from "zod";
-import { ONLINE_WINDOW_SECONDS } from "../bus/chat/agents.ts";
-import type { Bus } from "../bus/mod.ts";
-import { BusError } from "../errors.ts";
-import { json } from "../http_respond.ts";
-import { route, type RouteSpec } from "./route_spec.ts";
+import { ONLINE_WINDOW_SECONDS } from "../../bus/chat/agents.ts";
+import type { Bus } from "../../bus/mod.ts";
+import { BusError } from "../../errors.ts";
+import { json } from "../../http_respond.ts";
+import { route, type RouteSpec } from "../route_spec.ts";
 
 /** The version of AgentChatBus's manifest format these answers follow. */
 const MANIFEST_SCHEMA_VERSION = "2026-03-19.v2";
