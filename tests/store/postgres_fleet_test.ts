@@ -234,6 +234,8 @@ Deno.test({
   const acknowledged: string[] = [];
   let sending = true;
   const inFlight = new Map<string, string>();
+  // What each host's sends got, to tell a slow recovery from a stuck host if a wait times out.
+  const outcomes = new Map<string, { acknowledged: number; refused: number; last?: string }>();
   const sendFrom = async (peer: Peer, name: string) => {
     for (let i = 0; sending; i++) {
       const id = `${name}-${i}`;
@@ -244,10 +246,16 @@ Deno.test({
         wait_seconds: 0,
       }).catch(() => undefined); // the doomed host's connection ends with its process
       if (result === undefined) return;
+      const outcome = outcomes.get(name) ?? { acknowledged: 0, refused: 0 };
+      outcomes.set(name, outcome);
       if (!result.isError) {
         acknowledged.push(
           ...(result.structuredContent as { sent: Sent[] }).sent.map((s) => s.message.message_id),
         );
+        outcome.acknowledged++;
+      } else {
+        outcome.refused++;
+        outcome.last = JSON.stringify(result.structuredContent?.error);
       }
     }
   };
@@ -257,9 +265,13 @@ Deno.test({
   await setup.pg.stop("immediate");
   await setup.pg.start();
   let before = acknowledged.length;
+  // Each host's bus reconnects on its next call; 60 s allows for a machine busy enough that a bus
+  // restarts slowly, and a timeout says what each host's sends got meanwhile.
   await until(() => acknowledged.length >= before + 20, {
-    timeoutMs: 30_000,
+    timeoutMs: 60_000,
     what: "traffic from both hosts after the restart",
+  }).catch((error) => {
+    throw new Error(`${error.message}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
   });
 
   // The doomed host dies in the middle of whatever send it was making.
