@@ -46,7 +46,7 @@ import { chatbusRoutes } from "./chatbus/mod.ts";
 import { chatbusSettingsRoutes } from "./chatbus/settings.ts";
 import { exportFile } from "./export_file.ts";
 import { openApiDocument } from "./openapi.ts";
-import { ok, route, type RouteSpec } from "./route_spec.ts";
+import { answerSchema, ok, route, type RouteSpec } from "./route_spec.ts";
 
 export type { RouteInput, RouteSpec } from "./route_spec.ts";
 import { fileResponse, json, queryArgs, readJsonObject } from "../http_respond.ts";
@@ -57,6 +57,8 @@ export interface ApiDeps {
   search: SearchEngine;
   /** Largest request body, in bytes. */
   maxBodyBytes: number;
+  /** Check every JSON answer against its route's declared schema (tests; see `checkAnswer`). */
+  checkAnswers?: boolean | undefined;
   /** When the server started (ms since the epoch), for AgentChatBus's metrics. */
   startedAt: number;
   /** How many event streams are open (`/api/events` and `/events`). */
@@ -363,10 +365,12 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
           hasBody(request) ? await readJsonObject(request, deps.maxBodyBytes) : {},
         )
         : undefined;
-      return await asCall(
+      const response = await asCall(
         deps.bus,
         async () => await spec.handle({ request, params, query, body }),
       );
+      if (deps.checkAnswers) await checkAnswer(spec, response);
+      return response;
     }
     if (allowed.length > 0) {
       throw new BusError("METHOD_NOT_ALLOWED", `${request.method} is not allowed`, {
@@ -375,6 +379,23 @@ export function createApi(deps: ApiDeps): (request: Request, url: URL) => Promis
     }
     throw new BusError("NOT_FOUND", `No API route ${url.pathname}; see /api/openapi.json`);
   };
+}
+
+/**
+ * Throw when `response` (JSON) does not match the schema its route declares
+ * for its status: an answer that drifted from its description is a server
+ * bug the tests must see (only an API built with `checkAnswers` looks).
+ */
+export async function checkAnswer(spec: RouteSpec, response: Response): Promise<void> {
+  const schema = answerSchema(spec, response.status);
+  if (!schema) return;
+  const checked = schema.safeParse(await response.clone().json());
+  if (!checked.success) {
+    throw new TypeError(
+      `${spec.method} ${spec.path} answered ${response.status} off its schema: ` +
+        z.prettifyError(checked.error),
+    );
+  }
 }
 
 /** False for a POST sent without a body at all (`curl -X POST`). */

@@ -27,6 +27,8 @@ export interface ConsoleOptions {
   keepAliveMs: number;
   /** Ends open event streams (server shutdown). */
   signal: AbortSignal;
+  /** Check every REST answer against its route's declared schema (tests). */
+  checkAnswers?: boolean | undefined;
 }
 
 /** The console's request handler. */

@@ -15,7 +15,7 @@ import { chatExtrasSchema, threadSchema } from "../bus/chat/schemas.ts";
 import { messageSchema } from "../bus/schemas.ts";
 import { searchResultSchema } from "../search/schema.ts";
 import { PACKAGE_VERSION } from "../version.ts";
-import type { RouteSpec } from "./route_spec.ts";
+import { answerSchema, type RouteSpec } from "./route_spec.ts";
 import { eventsQuery } from "./events.ts";
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -184,7 +184,15 @@ function operation(route: RouteSpec): Record<string, unknown> {
     summary: route.summary,
     parameters: [...pathParameters, ...(route.query ? queryParameters(route.query) : [])],
     ...(route.body ? { requestBody: { required: true, ...jsonOf(jsonSchema(route.body)) } } : {}),
-    responses: route.responses,
+    responses: Object.fromEntries(
+      Object.entries(route.responses).map(([status, response]) => {
+        const schema = answerSchema(route, Number(status));
+        return [
+          status,
+          schema ? { ...response as object, ...jsonOf(outputSchema(schema)) } : response,
+        ];
+      }),
+    ),
   };
 }
 

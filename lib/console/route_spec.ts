@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { z } from "zod";
+import { z } from "zod";
 
 /** What a route's handler gets: path parameters, and its query and body parsed by its schemas. */
 export interface RouteInput<Q, B> {
@@ -37,6 +37,24 @@ export interface RouteSpec<Q = unknown, B = unknown> {
 /** A typed route (the handler sees its own schemas' outputs). */
 export function route<Q = undefined, B = undefined>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
   return spec;
+}
+
+/**
+ * An answer described by a zod schema: the OpenAPI document shows it as
+ * JSON Schema, and an API built to check its answers (the tests') validates
+ * every JSON answer of the route with that status against it.
+ */
+export function answer(description: string, schema: z.ZodType) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+/** The zod schema of a route's answer with `status`, when it declares one ({@linkcode answer}). */
+export function answerSchema(spec: RouteSpec, status: number): z.ZodType | undefined {
+  const response = spec.responses[String(status)] as
+    | { content?: Record<string, { schema?: unknown }> }
+    | undefined;
+  const schema = response?.content?.["application/json"]?.schema;
+  return schema instanceof z.ZodType ? schema : undefined;
 }
 
 /** An OpenAPI response: JSON described by the named component schema. */

@@ -87,6 +87,7 @@ export function serveHttpInProcess(dbPath: string, env: Env = {}): InProcessHttp
     maxBodyBytes: maxMessageBytes(config),
     sessionIdleMs: config.http.sessionIdleSeconds * 1000,
     jsonResponse: config.http.jsonResponse,
+    checkAnswers: true,
   });
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },

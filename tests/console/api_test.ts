@@ -4,6 +4,10 @@
  */
 
 import assert from "node:assert/strict";
+import { z } from "zod";
+import { checkAnswer } from "../../lib/console/api.ts";
+import { answer, route } from "../../lib/console/route_spec.ts";
+import { json } from "../../lib/http_respond.ts";
 import { rawStatus } from "../_helpers/http.ts";
 import { connectInProcess, type InProcess, serveHttpInProcess } from "../_helpers/in_process.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -16,6 +20,8 @@ interface Scene extends AsyncDisposable {
 }
 
 /** An HTTP server and an agent ("codex") that opened "alpha" and said two things. */
+type Json = Record<string, unknown>;
+
 async function scene(env: Record<string, string> = {}): Promise<Scene> {
   const dir = await tmpDir();
   const dbPath = `${dir.path}/bus.sqlite`;
@@ -438,4 +444,42 @@ Deno.test("the page and the API keep the HTTP guard: token, cookie, Host, Origin
     403,
     "FORBIDDEN",
   );
+});
+
+Deno.test("every JSON answer of AgentChatBus's routes is described by a schema, which the tests' servers check", async () => {
+  await using s = await scene();
+  const doc = await get(`${s.url}/api/openapi.json`);
+  const chatbus = (path: string) =>
+    path === "/health" ||
+    /^\/api\/(threads|messages|agents|templates|upload|metrics|debug|settings)\b/
+      .test(path);
+  const undescribed: string[] = [];
+  for (const [path, operations] of Object.entries(doc.body.paths as Record<string, Json>)) {
+    if (!chatbus(path) || path.includes("/attachments/")) continue; // (attachments: the console's)
+    for (const [method, operation] of Object.entries(operations as Record<string, Json>)) {
+      for (
+        const [status, response] of Object.entries(operation.responses as Record<string, Json>)
+      ) {
+        if (response.$ref !== undefined) continue; // an error, described once for all routes
+        const content = response.content as Record<string, Json> | undefined;
+        const described = content?.["application/json"]?.schema !== undefined;
+        // (A Markdown export and a 204 carry no JSON.)
+        if (!described && !content?.["text/markdown"] && status !== "204") {
+          undescribed.push(`${method} ${path} ${status}`);
+        }
+      }
+    }
+  }
+  assert.deepEqual(undescribed, []);
+
+  // An answer that drifts from its schema is the server's error where answers are checked.
+  const spec = route({
+    method: "GET",
+    path: "/api/example",
+    summary: "An example",
+    responses: { "200": answer("A count", z.object({ count: z.int() })) },
+    handle: () => json({ count: 1 }),
+  });
+  await checkAnswer(spec, json({ count: 1 }));
+  await assert.rejects(checkAnswer(spec, json({ count: "one" })), /off its schema/);
 });

@@ -109,6 +109,46 @@ export const chatMessageSchema = z.object({
   reactions: z.array(reactionSchema),
 });
 
+/** What `msg_post` answers (and REST's post, with the message). */
+export const postedSchema = z.object({
+  msg_id: z.string(),
+  seq: z.int(),
+  reply_to_msg_id: z.string().nullable(),
+  priority: z.string(),
+  handoff_target: z.string().optional(),
+  stop_reason: z.string().optional(),
+  current_seq: z.int().optional(),
+  reply_token: z.string().optional(),
+  reply_window: syncContextShape.reply_window.optional(),
+});
+
+/** What `msg_edit` answers (and `PUT /api/messages/{id}`). */
+export const editedSchema = z.object({
+  no_change: z.literal(true).optional(),
+  msg_id: z.string().optional(),
+  version: z.int(),
+  edited_at: z.string().optional(),
+  edited_by: z.string().optional(),
+});
+
+/** What `msg_edit_history` answers (and `GET /api/messages/{id}/history`). */
+export const editHistorySchema = z.object({
+  message_id: z.string(),
+  current_content: z.string(),
+  edit_version: z.int(),
+  edits: z.array(z.object({
+    version: z.int(),
+    old_content: z.string(),
+    edited_by: z.string(),
+    created_at: z.string(),
+  })),
+  has_more: z.boolean().optional(),
+  next_after_version: z.int().optional(),
+});
+
+/** What `msg_react` answers. */
+export const reactedSchema = reactionSchema.extend({ added: z.boolean() });
+
 /** An agent as listed, for output schemas. */
 export const agentSchema = z.object({
   agent_id: z.string(),

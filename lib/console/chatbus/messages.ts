@@ -16,14 +16,23 @@ import {
   react,
   unreact,
 } from "../../bus/chat/read.ts";
-import { msgListInput, msgPostInput, reactionInput } from "../../bus/chat/schemas.ts";
+import {
+  editedSchema,
+  editHistorySchema,
+  msgListInput,
+  msgPostInput,
+  postedSchema,
+  reactedSchema,
+  reactionInput,
+  reactionSchema,
+} from "../../bus/chat/schemas.ts";
 import { threadSyncContext } from "../../bus/chat/threads.ts";
 import type { Bus } from "../../bus/mod.ts";
 import { Session } from "../../bus/session.ts";
 import { BusError, invalidArgument } from "../../errors.ts";
 import { json } from "../../http_respond.ts";
-import { route, type RouteSpec } from "../route_spec.ts";
-import { restMessage } from "./shapes.ts";
+import { answer, route, type RouteSpec } from "../route_spec.ts";
+import { restMessage, restMessageSchema } from "./shapes.ts";
 
 /** Most tries of a REST post that brought no sync context and met a concurrent post. */
 const AUTO_SYNC_TRIES = 3;
@@ -52,7 +61,7 @@ export function messageRoutes(bus: Bus): RouteSpec[] {
       path: "/api/threads/{id}/messages",
       summary: "A thread's messages after after_seq (the msg_list tool, as JSON)",
       query: messagesQuery,
-      responses: { "200": { description: "An array of messages" } },
+      responses: { "200": answer("An array of messages", z.array(restMessageSchema)) },
       handle: ({ params: { id }, query }) => messagesResponse(bus, id!, query),
     }),
     route({
@@ -69,7 +78,9 @@ export function messageRoutes(bus: Bus): RouteSpec[] {
               "/api/upload/image, name}); kept as the message's attachments",
           ),
       }),
-      responses: { "201": { description: "The stored message" } },
+      responses: {
+        "201": answer("The stored message", restMessageSchema.extend(postedSchema.shape)),
+      },
       handle: async ({ params: { id }, body }) => await post(bus, id!, body),
     }),
     route({
@@ -77,14 +88,14 @@ export function messageRoutes(bus: Bus): RouteSpec[] {
       path: "/api/threads/{id}/transcript",
       summary: "The human view of a thread: its messages (there are no human-only entries here)",
       query: transcriptQuery,
-      responses: { "200": { description: "An array of messages" } },
+      responses: { "200": answer("An array of messages", z.array(restMessageSchema)) },
       handle: ({ params: { id }, query }) => messagesResponse(bus, id!, query),
     }),
     route({
       method: "GET",
       path: "/api/messages/{id}/reactions",
       summary: "A message's reactions",
-      responses: { "200": { description: "{reactions}" } },
+      responses: { "200": answer("{reactions}", z.object({ reactions: z.array(reactionSchema) })) },
       handle: ({ params: { id } }) => json({ reactions: requireChatMessage(bus, id!).reactions }),
     }),
     route({
@@ -93,7 +104,12 @@ export function messageRoutes(bus: Bus): RouteSpec[] {
       summary: "React to a message for agent_id (the msg_react tool; without a token the " +
         "operator reacts for the agent, as AgentChatBus's REST does)",
       body: reactionInput.omit({ message_id: true }).required({ agent_id: true }),
-      responses: { "201": { description: "{ok, reactions}" } },
+      responses: {
+        "201": answer(
+          "{ok, reaction, reactions}",
+          reactedSchema.extend({ ok: z.literal(true), reactions: z.array(reactionSchema) }),
+        ),
+      },
       handle: async ({ params: { id }, body }) => {
         const reaction = await react(bus, new Session({}), {
           ...body,
@@ -109,7 +125,7 @@ export function messageRoutes(bus: Bus): RouteSpec[] {
       path: "/api/messages/{id}/reactions/{reaction}",
       summary: "Take back agent_id's reaction (the msg_unreact tool)",
       query: reactionInput.pick({ agent_id: true, token: true }).required({ agent_id: true }),
-      responses: { "200": { description: "{removed}" } },
+      responses: { "200": answer("{removed}", z.object({ removed: z.boolean() })) },
       handle: async ({ params: { id, reaction }, query }) => {
         const removed = await unreact(bus, new Session({}), {
           ...query,
@@ -127,7 +143,7 @@ export function messageRoutes(bus: Bus): RouteSpec[] {
         "new_content, or content as AgentChatBus's reference names it",
       body: editBody(bus),
       responses: {
-        "200": { description: "{msg_id, version, edited_at, edited_by} or {no_change}" },
+        "200": answer("{msg_id, version, edited_at, edited_by} or {no_change}", editedSchema),
       },
       handle: async ({ params: { id }, body }) => {
         const content = body.new_content ?? body.content;
@@ -145,7 +161,7 @@ export function messageRoutes(bus: Bus): RouteSpec[] {
       method: "GET",
       path: "/api/messages/{id}/history",
       summary: "A message's earlier versions, oldest first (the msg_edit_history tool)",
-      responses: { "200": { description: "{edits}" } },
+      responses: { "200": answer("{edits}", editHistorySchema) },
       handle: ({ params: { id } }) => json(editHistory(bus, id!)),
     }),
   ];

@@ -18,7 +18,7 @@ import { ONLINE_WINDOW_SECONDS } from "../../bus/chat/agents.ts";
 import type { Bus } from "../../bus/mod.ts";
 import { BusError } from "../../errors.ts";
 import { json } from "../../http_respond.ts";
-import { route, type RouteSpec } from "../route_spec.ts";
+import { answer, route, type RouteSpec } from "../route_spec.ts";
 
 /** The version of AgentChatBus's manifest format these answers follow. */
 const MANIFEST_SCHEMA_VERSION = "2026-03-19.v2";
@@ -144,6 +144,32 @@ const settingsBody = z.record(z.string().max(100), z.unknown()).refine(
   `names at most ${MAX_PUT_KEYS} settings`,
 );
 
+/** `GET /api/settings/manifest`'s answer, in AgentChatBus's manifest format. */
+const manifestSchema = z.object({
+  schema_version: z.string(),
+  save_message: z.string(),
+  sections: z.array(z.object({
+    id: z.string(),
+    fields: z.array(z.object({
+      key: z.string(),
+      source: z.literal("config"),
+      value_source: z.enum(["env", "default"]),
+      label: z.string(),
+      input_id: z.string(),
+      type: z.string(),
+      kind: z.string(),
+      description: z.string(),
+      section: z.string(),
+      scope: z.literal("readonly"),
+      sensitivity: z.string(),
+      restart_required: z.boolean(),
+      value: z.unknown(),
+      editable: z.literal(false),
+      readonly_reason: z.string(),
+    })),
+  })),
+});
+
 /** The settings routes. */
 export function chatbusSettingsRoutes(bus: Bus): RouteSpec[] {
   const routes = [
@@ -151,7 +177,7 @@ export function chatbusSettingsRoutes(bus: Bus): RouteSpec[] {
       method: "GET",
       path: "/api/settings",
       summary: "AgentChatBus's settings as they are here, by its names",
-      responses: { "200": { description: "{HOST, PORT, …}" } },
+      responses: { "200": answer("{HOST, PORT, …}", z.record(z.string(), z.unknown())) },
       handle: ({ request }) => json(currentSettings(bus, new URL(request.url))),
     }),
     route({
@@ -159,7 +185,7 @@ export function chatbusSettingsRoutes(bus: Bus): RouteSpec[] {
       path: "/api/settings/manifest",
       summary: "The settings as AgentChatBus's settings dialog shows them: every one read-only, " +
         "with the variable that sets it",
-      responses: { "200": { description: "{schema_version, save_message, sections}" } },
+      responses: { "200": answer("{schema_version, save_message, sections}", manifestSchema) },
       handle: ({ request }) => json(manifest(bus, new URL(request.url))),
     }),
     route({
@@ -169,7 +195,12 @@ export function chatbusSettingsRoutes(bus: Bus): RouteSpec[] {
         "the environment at start-up) or a setting it does not have is refused, each with what " +
         "to do instead, in `errors`",
       body: settingsBody,
-      responses: { "200": { description: "{ok: true, message}" } },
+      responses: {
+        "200": answer(
+          "{ok: true, message}",
+          z.object({ ok: z.literal(true), message: z.string() }),
+        ),
+      },
       handle: ({ request, body }) => {
         const errors = refusals(bus, new URL(request.url), body);
         if (errors.length > 0) {

@@ -3,17 +3,26 @@
  * event stream show them (its TS server, read for this): each carries its
  * `id` beside our `thread_id`, `msg_id` or `agent_id`, and a message its
  * images in `metadata.images`, where AgentChatBus's clients look for them.
- * Shared by `chatbus_api.ts` and `chatbus_events.ts`, so a thread, message
+ * Shared by the routes and `events.ts`, so a thread, message
  * or agent looks the same in an answer and in an event.
  *
  * @module
  */
 
+import { z } from "zod";
 import type { AgentInfo } from "../../bus/chat/agents.ts";
 import { imageLinks } from "../../bus/chat/attachments.ts";
 import type { Thread } from "../../bus/chat/threads.ts";
 import type { ChatMessage } from "../../bus/chat/wire.ts";
 import type { TopicSummary } from "../../bus/admin.ts";
+import { agentSchema, chatMessageSchema, threadSchema } from "../../bus/chat/schemas.ts";
+
+/** {@linkcode restThread}'s answer, for the routes' schemas. */
+export const restThreadSchema = threadSchema.extend({ id: z.string() });
+/** {@linkcode restAgent}'s answer. */
+export const restAgentSchema = agentSchema.extend({ id: z.string() });
+/** {@linkcode restMessage}'s answer (its images in `metadata.images`). */
+export const restMessageSchema = chatMessageSchema.extend({ id: z.string() });
 
 /** A thread as AgentChatBus's REST shows it: its `id` beside ours. */
 export function restThread(thread: Thread): Thread & { id: string } {

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { templateCreateInput } from "../../bus/chat/schemas.ts";
+import { z } from "zod";
+import { templateCreateInput, templateSchema } from "../../bus/chat/schemas.ts";
 import {
   requireTemplate,
   templateCreate,
@@ -14,7 +15,16 @@ import {
 } from "../../bus/chat/threads.ts";
 import type { Bus } from "../../bus/mod.ts";
 import { json } from "../../http_respond.ts";
-import { route, type RouteSpec } from "../route_spec.ts";
+import { answer, route, type RouteSpec } from "../route_spec.ts";
+
+/** A template as `GET /api/templates` lists it: without its prompt and metadata. */
+const listedTemplateSchema = templateSchema.pick({
+  id: true,
+  name: true,
+  description: true,
+  is_builtin: true,
+  created_at: true,
+});
 
 /** The template routes. */
 export function templateRoutes(bus: Bus): RouteSpec[] {
@@ -23,7 +33,7 @@ export function templateRoutes(bus: Bus): RouteSpec[] {
       method: "GET",
       path: "/api/templates",
       summary: "Thread templates: the built-ins and custom ones (the template_list tool)",
-      responses: { "200": { description: "An array of templates" } },
+      responses: { "200": answer("An array of templates", z.array(listedTemplateSchema)) },
       handle: () =>
         json(
           templateList(bus).map(({ id, name, description, is_builtin, created_at }) => ({
@@ -40,7 +50,7 @@ export function templateRoutes(bus: Bus): RouteSpec[] {
       path: "/api/templates",
       summary: "Create (or replace) a custom template (the template_create tool)",
       body: templateCreateInput,
-      responses: { "201": { description: "The template" } },
+      responses: { "201": answer("The template", templateSchema) },
       handle: async ({ body }) => {
         const template = await templateCreate(bus, {
           ...body,
@@ -53,7 +63,7 @@ export function templateRoutes(bus: Bus): RouteSpec[] {
       method: "GET",
       path: "/api/templates/{id}",
       summary: "One template (the template_get tool)",
-      responses: { "200": { description: "The template" } },
+      responses: { "200": answer("The template", templateSchema) },
       handle: ({ params: { id } }) => json(requireTemplate(bus, id!)),
     }),
     route({

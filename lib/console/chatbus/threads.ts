@@ -10,8 +10,11 @@ import { z } from "zod";
 import { agentList, findAgent } from "../../bus/chat/agents.ts";
 import {
   agentIdArg,
+  syncContextShape,
   threadCreateInput,
   threadListInput,
+  threadSchema,
+  threadSettingsSchema,
   threadSettingsUpdateInput,
 } from "../../bus/chat/schemas.ts";
 import {
@@ -33,8 +36,29 @@ import { Session } from "../../bus/session.ts";
 import { BusError } from "../../errors.ts";
 import { json } from "../../http_respond.ts";
 import { chatbusExportFile } from "../export_file.ts";
-import { ok, route, type RouteSpec } from "../route_spec.ts";
-import { restAgent, restThread } from "./shapes.ts";
+import { answer, route, type RouteSpec } from "../route_spec.ts";
+import { restAgent, restAgentSchema, restThread, restThreadSchema } from "./shapes.ts";
+
+/** `GET /api/threads`' answer: a page of threads, each with who waits in it. */
+const threadPageSchema = z.object({
+  threads: z.array(restThreadSchema.extend({
+    waiting_agents: z.array(
+      z.object({ id: z.string(), display_name: z.string(), emoji: z.string() }),
+    ),
+  })),
+  total: z.int(),
+  has_more: z.boolean(),
+  next_cursor: z.string().nullable(),
+});
+
+/** `GET /api/threads/{id}/admin`'s answer: the creator, or nulls. */
+const adminSchema = z.object({
+  admin_id: z.string().nullable(),
+  admin_name: z.string().nullable(),
+  admin_emoji: z.string().nullable(),
+  admin_type: z.literal("creator").nullable(),
+  assigned_at: z.string().nullable(),
+});
 
 /**
  * One page of `GET /api/threads`. AgentChatBus answers every thread at once
@@ -59,7 +83,7 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
       summary: "Threads, newest first (the thread_list tool), each with who waits in it; all " +
         "of them without a limit, as AgentChatBus answers, up to 10,000 threads or 8 MiB a page",
       query: threadListInput,
-      responses: { "200": { description: "{threads, total, has_more, next_cursor}" } },
+      responses: { "200": answer("{threads, total, has_more, next_cursor}", threadPageSchema) },
       handle: ({ query }) => {
         // (An unencoded "+00:00" arrives as " 00:00", in a date or a next_cursor "date~n":
         // clients put them in URLs as they are.)
@@ -74,7 +98,12 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
       summary:
         "Create a thread as a registered agent (the thread_create tool; token in X-Agent-Token)",
       body: createThreadBody,
-      responses: { "201": { description: "The thread and its first sync context" } },
+      responses: {
+        "201": answer(
+          "The thread and its first sync context",
+          restThreadSchema.extend(syncContextShape),
+        ),
+      },
       handle: async ({ request, body }) => {
         const token = request.headers.get("x-agent-token");
         if (!token) {
@@ -98,7 +127,9 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
       method: "POST",
       path: "/api/threads/{id}/sync-context",
       summary: "A fresh sync context (current_seq, reply_token) bound to no agent",
-      responses: { "200": { description: "{current_seq, reply_token, reply_window}" } },
+      responses: {
+        "200": answer("{current_seq, reply_token, reply_window}", z.object(syncContextShape)),
+      },
       handle: async ({ params: { id } }) =>
         json(await threadSyncContext(bus, new Session({}), id!)),
     }),
@@ -106,7 +137,7 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
       method: "GET",
       path: "/api/threads/{id}/settings",
       summary: "A thread's coordination settings (the thread_settings_get tool)",
-      responses: { "200": { description: "The settings" } },
+      responses: { "200": answer("The settings", threadSettingsSchema) },
       handle: ({ params: { id } }) => json(threadSettings(bus, id!)),
     }),
     route({
@@ -119,7 +150,7 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
           "Older name of auto_administrator_enabled",
         ),
       }),
-      responses: { "200": { description: "The settings" } },
+      responses: { "200": answer("The settings", threadSettingsSchema) },
       handle: ({ params: { id }, body }) =>
         json(
           updateThreadSettings(bus, {
@@ -134,9 +165,7 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
       method: "GET",
       path: "/api/threads/{id}/admin",
       summary: "The thread's administrator: its creator (there is no auto-assigned one here)",
-      responses: {
-        "200": { description: "{admin_id, admin_name, admin_emoji, admin_type, assigned_at}" },
-      },
+      responses: { "200": answer("The thread's administrator, if any", adminSchema) },
       handle: ({ params: { id } }) => {
         const thread = threadGet(bus, id!);
         const admin = thread.creator_admin_id === null
@@ -156,7 +185,12 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
       path: "/api/threads/{id}/rename",
       summary: "Rename a thread; a topic another thread has is refused (409)",
       body: z.object({ topic: threadCreateInput.shape.topic }),
-      responses: { "200": { description: "{ok: true, thread}" } },
+      responses: {
+        "200": answer(
+          "{ok: true, thread}",
+          z.object({ ok: z.literal(true), thread: restThreadSchema }),
+        ),
+      },
       handle: async ({ params: { id }, body }) =>
         json({ ok: true, thread: restThread(await threadRename(bus, id!, body.topic)) }),
     }),
@@ -172,7 +206,12 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
       method: "DELETE",
       path: "/api/threads/{id}",
       summary: "Delete a thread and everything in it (the thread_delete tool)",
-      responses: { "200": { description: "{ok: true, deleted}" } },
+      responses: {
+        "200": answer(
+          "{ok: true, deleted}",
+          z.object({ ok: z.literal(true), deleted: z.string() }),
+        ),
+      },
       handle: async ({ params: { id } }) => {
         await threadDelete(bus, id!, true);
         return json({ ok: true, deleted: id });
@@ -182,7 +221,7 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
       method: "GET",
       path: "/api/threads/{id}/agents",
       summary: "A thread's participants: its creator, the agents that posted, those waiting",
-      responses: { "200": { description: "An array of agents" } },
+      responses: { "200": answer("An array of agents", z.array(restAgentSchema)) },
       handle: ({ params: { id } }) => {
         const ids = new Set(threadParticipants(bus, id!));
         return json(agentList(bus).filter((agent) => ids.has(agent.agent_id)).map(restAgent));
@@ -192,7 +231,7 @@ export function threadRoutes(bus: Bus): RouteSpec[] {
       method: "POST",
       path: "/api/threads/{id}/unarchive",
       summary: "Unarchive a thread (back to discuss)",
-      responses: { "200": ok("The thread", "Thread") },
+      responses: { "200": answer("The thread", threadSchema) },
       handle: async ({ params: { id } }) => json(await threadSetState(bus, id!, "discuss")),
     }),
   ];

@@ -5,11 +5,12 @@
  * @module
  */
 
+import { z } from "zod";
 import { sniffRasterImage } from "../../bus/chat/attachments.ts";
 import type { Bus } from "../../bus/mod.ts";
 import { BusError, invalidArgument } from "../../errors.ts";
 import { json, readCappedBody } from "../../http_respond.ts";
-import { route, type RouteSpec } from "../route_spec.ts";
+import { answer, route, type RouteSpec } from "../route_spec.ts";
 
 /** The upload route. */
 export function uploadRoutes(bus: Bus): RouteSpec[] {
@@ -20,7 +21,12 @@ export function uploadRoutes(bus: Bus): RouteSpec[] {
       summary: "Upload an image (multipart field `file`) to attach to a post: PNG, JPEG, GIF, " +
         "WebP, AVIF or BMP by its bytes, at most AGENT_BUS_MAX_ATTACHMENT_BYTES; answered as a " +
         "data URL, never stored or served",
-      responses: { "200": { description: "{url: data URL, name}" } },
+      responses: {
+        "200": answer(
+          "{url: data URL, name, mime_type, bytes}",
+          z.object({ url: z.string(), name: z.string(), mime_type: z.string(), bytes: z.int() }),
+        ),
+      },
       handle: async ({ request }) =>
         json(await uploadedImage(request, bus.config.maxAttachmentBytes)),
     }),

@@ -55,6 +55,8 @@ export interface HttpHandlerOptions {
   atMcp?: Profile;
   /** Told of sessions opening and closing (a node's session worker). */
   observer?: SessionObserver;
+  /** Check every REST answer against its route's declared schema (tests). */
+  checkAnswers?: boolean;
 }
 
 /** What a session worker tells its node's front (`node_pool.ts`) about its sessions. */
@@ -109,6 +111,7 @@ class McpHttpHandler implements HttpHandler {
       search: options.deps.search,
       keepAliveMs: options.deps.bus.config.http.keepAliveSeconds * 1000,
       signal: this.#shutdown.signal,
+      checkAnswers: options.checkAnswers,
     });
   }
 
