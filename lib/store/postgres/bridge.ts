@@ -99,12 +99,14 @@ export class Bridge {
    * Run `statements` (pipelined, in order) and return their results.
    * `noWait` returns at once; an error surfaces with the next call.
    * `deadlineMs` (default: the bridge's) bounds the server's answer.
+   * `locked`: the batch belongs to a write (its statements are prepared
+   * before it takes locks; a later batch may fail with `UNPREPARED`).
    *
    * @throws {BridgeError} the first statement's failure, or `STALLED`
    */
   batch(
     statements: WireStatement[],
-    options: { noWait?: boolean; deadlineMs?: number } = {},
+    options: { noWait?: boolean; deadlineMs?: number; locked?: boolean } = {},
   ): WireResult[] {
     const wire = statements.map((s) => ({ sql: s.sql, params: bytesToWire(s.params) }));
     // Within a call, nothing waits longer than the call's deadline leaves (connecting included).
@@ -119,7 +121,14 @@ export class Bridge {
     const deadlineMs = Math.min(options.deadlineMs ?? this.#options.deadlineMs, left);
     const capMs = Number.isFinite(left) ? left : undefined;
     const response = this.#call(
-      { op: "batch", statements: wire, noWait: options.noWait ?? false, deadlineMs, capMs },
+      {
+        op: "batch",
+        statements: wire,
+        noWait: options.noWait ?? false,
+        locked: options.locked ?? false,
+        deadlineMs,
+        capMs,
+      },
       Math.min(deadlineMs + this.#options.connectTimeoutS * 1000, capMs ?? Infinity) +
         WORKER_MARGIN_MS,
     );

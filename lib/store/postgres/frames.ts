@@ -25,6 +25,14 @@ const INITIAL_BYTES = 1 << 20;
 /** Largest frame (a request or an answer): 256 MiB. */
 export const MAX_FRAME_BYTES = 256 << 20;
 
+/**
+ * The worker's error code for a write's batch that found a statement new to
+ * the connection while its transaction held locks: the transaction was
+ * ended, the statement prepared, and the write is to run again from its
+ * start (see `worker.ts`).
+ */
+export const UNPREPARED = "UNPREPARED";
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 

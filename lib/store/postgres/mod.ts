@@ -60,6 +60,7 @@ import type {
 } from "../types.ts";
 import { Bridge, BridgeError, type WireResult, type WireStatement } from "./bridge.ts";
 import { toPostgres } from "./dialect.ts";
+import { UNPREPARED } from "./frames.ts";
 import {
   COMMIT_LOCK_STATEMENT,
   lockStatements,
@@ -114,6 +115,11 @@ const STATEMENT_TIMEOUT_MS = 4000;
  * server's error, not a connection taken for stalled.
  */
 const LOCK_SLICE_MS = 1000;
+/**
+ * How many times a write runs again for statements new to its connection
+ * (`UNPREPARED`: each time, the worker has prepared at least one more).
+ */
+const MAX_UNPREPARED = 32;
 /** How long a call tries to reach a server that did not answer last time. */
 const SILENT_PROBE_MS = 2000;
 /** How long an outage is waited out (retrying) before calls fail fast. */
@@ -318,6 +324,7 @@ export class PostgresStore implements Store {
     const scoped = topics !== undefined && topics.length <= MAX_NOTIFIED_TOPICS;
     let lockScope = scoped ? topics : undefined;
     const waitUntil = performance.now() + waitMs;
+    let unprepared = 0;
     for (let attempt = 0;; attempt++) {
       this.#ensureReady();
       try {
@@ -350,6 +357,14 @@ export class PostgresStore implements Store {
         if (
           error instanceof BridgeError && error.code === "55P03" &&
           waitUntil - performance.now() >= 1
+        ) {
+          continue;
+        }
+        // A statement new to the connection, met while the locks were held: the worker ended
+        // the transaction and prepared it (see worker.ts); once more, from the start.
+        if (
+          error instanceof BridgeError && error.code === UNPREPARED &&
+          ++unprepared <= MAX_UNPREPARED
         ) {
           continue;
         }
@@ -595,7 +610,10 @@ export class PostgresStore implements Store {
     const deadlineMs = STALL_MS + this.#lockWaitMs;
     this.#lockWaitMs = 0;
     this.#roundTrips++;
-    const results = this.#bridge.batch(queued.map((q) => q.statement), { deadlineMs });
+    const results = this.#bridge.batch(queued.map((q) => q.statement), {
+      deadlineMs,
+      locked: this.#commit !== undefined,
+    });
     queued.forEach((q, i) => q.result = results[i]);
   }
 
@@ -676,9 +694,11 @@ export class PostgresStore implements Store {
         this.#bridge.batch([
           { sql: migration.sql, params: [] },
           {
-            sql:
-              "INSERT INTO bus_schema_migrations (version, description, applied_at) VALUES ($1, $2, $3)",
-            params: [migration.version, migration.description, Date.now() / 1000],
+            // (No parameters: a statement with some is described in a round trip of its
+            // own, which would hold the write lock across the network; see worker.ts.)
+            sql: "INSERT INTO bus_schema_migrations (version, description, applied_at) VALUES (" +
+              `${migration.version}, ${sqlText(migration.description)}, ${Date.now() / 1000})`,
+            params: [],
           },
         ], maintenance);
       }
@@ -785,6 +805,11 @@ export interface PostgresProbe {
   settings: Record<string, string>;
   /** Whether the connection is TCP (keepalives and `tcp_user_timeout` apply) rather than a Unix socket. */
   viaTcp: boolean;
+}
+
+/** `text` as an SQL string literal (standard-conforming strings: only `'` is doubled). */
+function sqlText(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -17,6 +17,23 @@
  * the connection (a read's `COMMIT`); its error, if any, is reported with the
  * next request.
  *
+ * A write's statements are prepared before its locks are taken. The client
+ * prepares a statement with parameters, the first time it runs on a
+ * connection, by asking the server to describe it (`Parse`, `Describe`,
+ * `Flush`) and sends the rest (`Bind`, `Execute`, `Sync`) once the answer is
+ * back. In between, the server waits for this client in the middle of a
+ * statement, where neither `idle_in_transaction_session_timeout` (no `Sync`
+ * has ended the exchange) nor a statement timeout (not acted on while
+ * reading from the client) applies: a client that stalls there (a paused
+ * host, a path that stalls without closing) would hold its transaction's
+ * locks until its connection closed, and every writer behind them would
+ * wait. So a batch of a write (`locked`) goes out only once all its
+ * statements are prepared: what the write's first batch lacks is described
+ * before its `BEGIN`; what a later batch lacks ends the transaction
+ * (`ROLLBACK`), is described, and the batch fails with
+ * {@linkcode UNPREPARED}, which the store retries from the start (once per
+ * statement and connection).
+ *
  * @module
  */
 
@@ -33,6 +50,7 @@ import {
   rowsToWire,
   slots,
   STATE,
+  UNPREPARED,
 } from "./frames.ts";
 
 /** One statement of a batch. */
@@ -47,6 +65,8 @@ export type WireRequest =
     op: "batch";
     statements: WireStatement[];
     noWait?: boolean;
+    /** The batch belongs to a write, whose transaction may hold locks (see the module's notes). */
+    locked?: boolean;
     /**
      * How long the server may take to answer, connecting aside; past it the
      * connection is taken for stalled, dropped, and the batch fails with
@@ -167,19 +187,34 @@ async function serve(init: WorkerInit): Promise<void> {
   // The query connection is replaced after a connection failure: the client would otherwise
   // keep the next statements queued through its reconnect back-off (seconds), while a fresh
   // one fails at once when the server is down and connects at once when it is back.
-  let sql = postgres(init.url, options);
+  /** The statements prepared on `sql`'s connection, by {@linkcode signature}. */
+  let prepared = new Set<string>();
+  const open = () => {
+    const mine = new Set<string>();
+    prepared = mine;
+    // (Each connection the client opens starts with nothing prepared.)
+    return postgres(init.url, { ...options, onclose: () => mine.clear() });
+  };
+  let sql = open();
   /** Whether a batch has succeeded on `sql` (else a batch's deadline includes connecting). */
   let connected = false;
   const renew = () => {
     sql.end({ timeout: 0 }).catch(() => {});
-    sql = postgres(init.url, options);
+    sql = open();
     connected = false;
   };
-  const runBatch = async (statements: WireStatement[], deadlineMs: number, capMs = Infinity) => {
+  const runBatch = async (request: WireRequest & { op: "batch" }) => {
+    const { statements, deadlineMs, capMs = Infinity } = request;
     const limit = Math.min(deadlineMs + (connected ? 0 : init.connectTimeoutS * 1000), capMs);
-    const response = await withDeadline(run(sql, statements), limit);
-    if (response.ok) connected = true;
-    else if (response.error.connection) renew();
+    const known = prepared;
+    const work = request.locked ? runLocked(sql, statements, known) : run(sql, statements);
+    const response = await withDeadline(work, limit);
+    if (response.ok) {
+      connected = true;
+      for (const statement of statements) {
+        if (statement.params.length > 0) known.add(signature(statement));
+      }
+    } else if (response.error.connection) renew();
     return response;
   };
   const listener = new Listener(init, options);
@@ -208,12 +243,12 @@ async function serve(init: WorkerInit): Promise<void> {
       response = { ok: false, error: deferredError };
       deferredError = undefined;
     } else if (request.noWait) {
-      runBatch(request.statements, request.deadlineMs, request.capMs).then((r) => {
+      runBatch(request).then((r) => {
         if (!r.ok) deferredError = r.error;
       });
       response = { ok: true, results: [] };
     } else {
-      response = await runBatch(request.statements, request.deadlineMs, request.capMs);
+      response = await runBatch(request);
     }
     answer(init.buffer, seq, response);
   }
@@ -227,9 +262,7 @@ async function serve(init: WorkerInit): Promise<void> {
  */
 async function run(sql: postgres.Sql, statements: WireStatement[]): Promise<WireResponse> {
   const pending = statements.map((s) =>
-    sql.unsafe(s.sql, s.params.map((v) => param(sql, v)) as postgres.ParameterOrJSON<never>[], {
-      prepare: true,
-    })
+    sql.unsafe(s.sql, params(sql, s.params), { prepare: true })
   );
   const lost = new Promise<WireResponse>((resolve) => {
     for (const statement of pending) {
@@ -240,6 +273,49 @@ async function run(sql: postgres.Sql, statements: WireStatement[]): Promise<Wire
     }
   });
   return await Promise.race([lost, Promise.allSettled(pending).then(collect)]);
+}
+
+/**
+ * Run a write's batch with every statement prepared first (see the
+ * module's notes); `prepared` is what its connection has.
+ */
+async function runLocked(
+  sql: postgres.Sql,
+  statements: WireStatement[],
+  prepared: Set<string>,
+): Promise<WireResponse> {
+  const fresh = statements.filter((s) => s.params.length > 0 && !prepared.has(signature(s)));
+  if (fresh.length === 0) return await run(sql, statements);
+  const opening = statements[0]!.sql === "BEGIN";
+  if (!opening) {
+    const ended = await run(sql, [{ sql: "ROLLBACK", params: [] }]);
+    if (!ended.ok) return ended;
+  }
+  try {
+    for (const statement of fresh) {
+      await sql.unsafe(statement.sql, params(sql, statement.params), { prepare: true }).describe();
+      prepared.add(signature(statement));
+    }
+  } catch (reason) {
+    return { ok: false, error: wireError(reason) };
+  }
+  if (opening) return await run(sql, statements);
+  return {
+    ok: false,
+    error: {
+      code: UNPREPARED,
+      message: "a statement new to the connection was prepared; run the write again",
+      connection: false,
+    },
+  };
+}
+
+/**
+ * What the client keys a prepared statement by: its text and its
+ * parameters' types as {@linkcode param} gives them.
+ */
+function signature(statement: WireStatement): string {
+  return `${statement.params.map(paramType).join(",")} ${statement.sql}`;
 }
 
 /** The answer to a batch whose statements all settled. */
@@ -261,8 +337,25 @@ function collect(settled: PromiseSettledResult<unknown>[]): WireResponse {
  * integer that a fractional timestamp then fails to parse as.
  */
 function param(sql: postgres.Sql, value: unknown): unknown {
-  if (typeof value === "number") return sql.typed(value, Number.isSafeInteger(value) ? 20 : 701);
+  if (typeof value === "number") return sql.typed(value, paramType(value));
   return bytesFromWire(value);
+}
+
+/** A statement's parameters as the client takes them (see {@linkcode param}). */
+function params(sql: postgres.Sql, values: unknown[]): postgres.ParameterOrJSON<never>[] {
+  return values.map((value) => param(sql, value)) as postgres.ParameterOrJSON<never>[];
+}
+
+/**
+ * The type the client sends for `value` as {@linkcode param} passes it
+ * (0: the server infers it), which keys its prepared statements with the text.
+ */
+function paramType(value: unknown): number {
+  if (typeof value === "number") return Number.isSafeInteger(value) ? 20 : 701;
+  const passed = bytesFromWire(value);
+  if (passed instanceof Uint8Array) return 17;
+  if (typeof passed === "boolean") return 16;
+  return typeof passed === "bigint" ? 20 : 0;
 }
 
 /**
