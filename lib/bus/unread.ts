@@ -83,6 +83,17 @@ export interface HookPlace {
   cwds: string[];
 }
 
+/**
+ * A server this process knows runs: a session attached to a resident bus,
+ * by its pid and since when (Unix seconds). A record with that pid made
+ * since then is that session's; one made before is another process's that
+ * had the pid.
+ */
+export interface Attachment {
+  pid: number;
+  since: number;
+}
+
 /** The sessions {@linkcode matchSessions} found, those of servers that are gone, and how. */
 export interface SessionMatch {
   mine: SessionRow[];
@@ -113,26 +124,36 @@ export function serverRuns(row: SessionRow, alive: Map<number, number | undefine
  * two), else those started in one of `place.cwds` (when one client has
  * records there, they are its own without asking the tree). Records of
  * servers that no longer run (gone, or their pid reused) are returned
- * apart, to be removed: the process tree (one `ps` run) is read whenever
- * this host has records, since a hook must never act on a record of a
- * server that is gone.
+ * apart, to be removed: a hook must never act on a record of a server that
+ * is gone, so the process tree (one `ps` run, `readTree`) is read whenever
+ * this host has a record of a server not known to run (`hook.attached`, a
+ * resident bus's own sessions), or the hook's client is not its parent and
+ * the working directory does not tell.
  */
 export async function matchSessions(
   bus: Bus,
-  hook: Omit<HookPlace, "ancestors" | "alive">,
+  hook: Omit<HookPlace, "ancestors" | "alive"> & { parent?: number; attached?: Attachment[] },
   readTree: () => Promise<Pick<HookPlace, "ancestors" | "alive"> | undefined>,
 ): Promise<SessionMatch> {
   const rows = bus.store.read(() => sessionsOnHost(bus.store, hook.host));
   if (rows.length === 0) return { mine: [], dead: [], by: "no sessions on this host" };
-  const tree = await readTree();
-  const alive = tree?.alive;
-  const dead = alive ? rows.filter((row) => !serverRuns(row, alive)) : [];
+  let tree: Promise<Pick<HookPlace, "ancestors" | "alive"> | undefined> | undefined;
+  const treeOnce = () => tree ??= readTree();
+  const attached = hook.attached ?? [];
+  const unknown = rows.filter((row) =>
+    !attached.some((a) => a.pid === row.server_pid && row.started_at >= a.since)
+  );
+  const alive = unknown.length > 0 ? (await treeOnce())?.alive : undefined;
+  const dead = alive ? unknown.filter((row) => !serverRuns(row, alive)) : [];
   const live = rows.filter((row) => !dead.includes(row));
   const here = live.filter((row) => row.cwd !== "" && hook.cwds.includes(row.cwd));
   if (here.length > 0 && here.every((row) => row.client_pid === here[0]!.client_pid)) {
     return { mine: here, dead, by: "working directory" };
   }
-  const ancestors = tree?.ancestors;
+  // The nearest ancestor may be the parent itself, which needs no process tree.
+  const parentOf = live.filter((row) => row.client_pid === hook.parent);
+  if (parentOf.length > 0) return { mine: parentOf, dead, by: "client process" };
+  const ancestors = (await treeOnce())?.ancestors;
   if (ancestors) {
     let nearest = Infinity;
     for (const row of live) {

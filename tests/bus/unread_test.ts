@@ -173,6 +173,48 @@ Deno.test("a hook's sessions: the nearest ancestor's, else its working directory
   assert.deepEqual(ids(found.mine), [e.id]);
 });
 
+Deno.test("a resident bus's own sessions need no process tree: it is read only for a record of another server, or a client that is not the hook's parent", async () => {
+  await using tmp = await tmpDir();
+  await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+  const since = bus.now();
+  const open = (pid: number, client: number, cwd: string) =>
+    SessionRecord.open(bus, { profile: "peer", agent: undefined, place: place(pid, client, cwd) });
+  const a = (await open(11, 10, "/a"))!;
+  const b = (await open(21, 20, "/a"))!;
+  const attached = [{ pid: 11, since }, { pid: 21, since }];
+  let reads = 0;
+  const tree = (ancestors: number[], alive: number[]) => () => {
+    reads++;
+    return Promise.resolve({ ancestors, alive: new Map(alive.map((pid) => [pid, undefined])) });
+  };
+  const ids = (rows: { session_id: string }[]) => rows.map((r) => r.session_id).sort();
+  const hook = (cwds: string[], parent: number) => ({ host: "test-host", cwds, parent, attached });
+
+  // Both records attached: the parent names its client, no `ps`.
+  let found = await matchSessions(bus, hook(["/a"], 10), tree([10], []));
+  assert.deepEqual(ids(found.mine), [a.id]);
+  assert.deepEqual(found.dead, []);
+  assert.equal(reads, 0);
+  // A client that ran the hook through a shell: its parent is the shell, so the tree is read.
+  found = await matchSessions(bus, hook(["/a"], 99), tree([99, 20, 1], [11, 21]));
+  assert.deepEqual(ids(found.mine), [b.id]);
+  assert.equal(reads, 1);
+  // A record of a server not attached here (a server of its own, or one that died): the tree
+  // decides whether it runs, and a dead one goes.
+  const other = (await open(31, 30, "/c"))!;
+  found = await matchSessions(bus, hook(["/a"], 10), tree([10], []));
+  assert.deepEqual(ids(found.mine), [a.id]);
+  assert.deepEqual(ids(found.dead), [other.id]);
+  assert.equal(reads, 2);
+  // A record made before its pid was attached is another process's that had the pid: not known.
+  await forgetSessions(bus, found.dead);
+  const later = [{ pid: 11, since: bus.now() + 60 }, { pid: 21, since }];
+  found = await matchSessions(bus, { ...hook(["/a"], 20), attached: later }, tree([20], [21]));
+  assert.deepEqual(ids(found.mine), [b.id]);
+  assert.deepEqual(ids(found.dead), [a.id]);
+  assert.equal(reads, 3);
+});
+
 Deno.test("excerpts are the first two lines, cut, and read only the start of a body", () => {
   assert.equal(excerpt("one\n\n  two  \nthree"), "one / two…");
   assert.equal(excerpt("short"), "short");

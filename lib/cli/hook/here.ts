@@ -25,7 +25,7 @@ export async function answerHere(
       open() {
         const tree = readProcessTree();
         runtime = openBusRuntime(config, { log });
-        return { bus: runtime.bus, tree };
+        return { bus: runtime.bus, parent: Deno.ppid, attached: [], tree: () => tree };
       },
     });
     return { ...answer, trace: { ...answer.trace, by: "hook" } };

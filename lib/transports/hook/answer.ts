@@ -25,6 +25,7 @@
 
 import { processPlace } from "../../bus/place.ts";
 import {
+  type Attachment,
   forgetSessions,
   hookMemory,
   matchSessions,
@@ -99,11 +100,19 @@ export interface HookAnswer {
 }
 
 /**
- * The bus a run reads, and the hook's process tree (its ancestors and the
- * live pids), asked for only when the run needs them.
+ * The bus a run reads, opened only when the run needs it: with the hook's
+ * parent, the servers the answering process knows to run (a resident bus's
+ * attached sessions), and the process tree (the hook's ancestors and the
+ * live pids), read only when those do not settle which records are the
+ * agent's and which are gone.
  */
 export interface HookBus {
-  open(): { bus: Bus; tree: Promise<ProcessTree | undefined> };
+  open(): {
+    bus: Bus;
+    parent: number;
+    attached: Attachment[];
+    tree(): Promise<ProcessTree | undefined>;
+  };
 }
 
 /**
@@ -128,8 +137,8 @@ export async function answerHook(ask: HookAsk, from: HookBus): Promise<HookAnswe
       },
     };
   }
-  const { bus, tree } = from.open();
-  return await respond(bus, { ...ask, protocol, kind, input, tree });
+  const { bus, ...origin } = from.open();
+  return await respond(bus, { ...ask, protocol, kind, input, origin });
 }
 
 /** One hook run, its input read. */
@@ -138,7 +147,7 @@ interface HookRun {
   protocol: HookProtocol;
   kind: HookKind;
   input: HookInput;
-  tree: Promise<ProcessTree | undefined>;
+  origin: Omit<ReturnType<HookBus["open"]>, "bus">;
   wait: number;
   maxBlocks: number;
 }
@@ -166,7 +175,12 @@ function emptyTrace(client: HookClient, event: string, input: HookInput): HookTr
 async function respond(bus: Bus, run: HookRun): Promise<HookAnswer> {
   const { protocol, kind, input } = run;
   const host = processPlace().host;
-  const { mine, dead, by } = await matchSessions(bus, { host, cwds: input.cwds }, () => run.tree);
+  const { parent, attached, tree } = run.origin;
+  const { mine, dead, by } = await matchSessions(
+    bus,
+    { host, cwds: input.cwds, parent, attached },
+    tree,
+  );
   await forgetSessions(bus, dead);
   const trace: HookTrace = {
     ...emptyTrace(run.client, protocol.events[kind], input),

@@ -25,6 +25,7 @@
 
 import type { ConfigWarning, ResolvedConfig } from "../../config.ts";
 import type { SessionState } from "../../bus/session.ts";
+import type { Attachment } from "../../bus/unread.ts";
 import { createLogger, type Logger } from "../../log.ts";
 import { isPostgresUrl } from "../../runtime.ts";
 import { onShutdownSignal } from "../../signals.ts";
@@ -110,7 +111,8 @@ class ResidentBus {
   /** The socket's inode: another bus that took the path has another. */
   readonly #ours: number | null;
   readonly #started = new Date().toISOString();
-  readonly #sessions = new Set<StdioSession>();
+  /** The sessions served, each with its server's pid and since when it is attached. */
+  readonly #sessions = new Map<StdioSession, Attachment>();
   /** Hook runs being answered (an on-call stop may wait for minutes). */
   #hooks = 0;
   /** Attaches not yet a session nor refused (a bus must not idle out under them). */
@@ -155,7 +157,7 @@ class ResidentBus {
     if (await this.#ownsSocket()) await Deno.remove(address.socket).catch(() => {});
     listener.close();
     await accepting;
-    await Promise.all([...this.#sessions].map((session) => session.stop()));
+    await Promise.all([...this.#sessions.keys()].map((session) => session.stop()));
     await this.#host.close();
   }
 
@@ -284,6 +286,8 @@ class ResidentBus {
     // The entry keeps what the session would need on another bus (its names and tokens), and
     // writes the bus's log lines of the session where a server of its own would have.
     const logLine = (line: string) => notify(LOG_METHOD, { line });
+    // (Before its session is recorded: a record of this pid made since is this session's.)
+    const attachment = { pid: hello.place.pid, since: Date.now() / 1000 };
     const session = await this.#host.serve(transport, {
       choice,
       place: hello.place,
@@ -294,7 +298,7 @@ class ResidentBus {
     // What was wrong with the settings, as a server of its own would have said at start.
     const entryLog = createLogger(config.logLevel, { write: logLine });
     for (const warning of this.#options.configWarnings ?? []) entryLog.warn(warning.message);
-    this.#sessions.add(session);
+    this.#sessions.set(session, attachment);
     this.#hadSession = true;
     arrive();
     await session.closed;
@@ -317,7 +321,8 @@ class ResidentBus {
     this.#hooks++;
     this.#idleCheck();
     try {
-      const answer = await this.#host.answerHook(asked.ask, asked.ppid);
+      const attached = [...this.#sessions.values()];
+      const answer = await this.#host.answerHook(asked.ask, { ppid: asked.ppid, attached });
       await reply({ ok: true, answer: { ...answer, trace: { ...answer.trace, by: "bus" } } });
     } catch (error) {
       await reply({

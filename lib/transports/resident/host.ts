@@ -14,6 +14,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ConfigWarning, LogLevel, ResolvedConfig } from "../../config.ts";
 import type { ProcessPlace } from "../../bus/place.ts";
+import type { Attachment } from "../../bus/unread.ts";
 import type { SessionState } from "../../bus/session.ts";
 import { createLogger, type Logger } from "../../log.ts";
 import type { Transport } from "../../mcp/_sdk.ts";
@@ -46,12 +47,20 @@ export interface HostedSession {
   onLog(line: string): void;
 }
 
+/** Where a hook run came from, as the bus knows it. */
+export interface HookOrigin {
+  /** The hook process's parent (its client, or a shell the client started). */
+  ppid: number;
+  /** The sessions attached to the bus now: their servers run (no process tree needed for them). */
+  attached: Attachment[];
+}
+
 /** Where a bus's sessions and hook answers run. */
 export interface SessionHost {
   /** Serve `session` on `transport` until it closes. */
   serve(transport: Transport, session: HostedSession): Promise<StdioSession>;
-  /** Answer a hook run whose parent is `ppid`. */
-  answerHook(ask: HookAsk, ppid: number): Promise<HookAnswer>;
+  /** Answer a hook run from `origin`. */
+  answerHook(ask: HookAsk, origin: HookOrigin): Promise<HookAnswer>;
   /** Close what the host opened (its sessions are stopped before). */
   close(): Promise<void>;
 }
@@ -106,8 +115,15 @@ export function inProcessHost(options: HostOptions, logs: SessionLog): SessionHo
           logs.log,
           { place: session.place },
         )),
-    answerHook: (ask, ppid) =>
-      answerHook(ask, { open: () => ({ bus: runtime.bus, tree: readProcessTree(ppid) }) }),
+    answerHook: (ask, { ppid, attached }) =>
+      answerHook(ask, {
+        open: () => ({
+          bus: runtime.bus,
+          parent: ppid,
+          attached,
+          tree: () => readProcessTree(ppid),
+        }),
+      }),
     close: () => runtime.close(),
   };
 }

@@ -19,6 +19,7 @@ import type { HookAnswer, HookAsk } from "../hook/answer.ts";
 import type { StdioSession } from "../stdio_session.ts";
 import { WorkerSideTransport } from "../worker_port.ts";
 import {
+  type HookOrigin,
   inProcessHost,
   type SessionChoice,
   type SessionHost,
@@ -39,7 +40,7 @@ export type ToSessionWorker =
   }
   | { kind: "message"; sid: number; message: JSONRPCMessage }
   | { kind: "close"; sid: number }
-  | { kind: "hook"; id: number; ask: HookAsk; ppid: number }
+  | { kind: "hook"; id: number; ask: HookAsk; origin: HookOrigin }
   | { kind: "stop" };
 
 /** What a session worker tells the bus. */
@@ -125,7 +126,7 @@ async function answer(data: Extract<ToSessionWorker, { kind: "hook" }>): Promise
       kind: "hook",
       id: data.id,
       ok: true,
-      answer: await host!.answerHook(data.ask, data.ppid),
+      answer: await host!.answerHook(data.ask, data.origin),
     });
   } catch (error) {
     post({

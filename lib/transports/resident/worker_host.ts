@@ -19,7 +19,7 @@ import { toolListOf } from "../../mcp/tool_runner.ts";
 import { localAnswer } from "../local_answers.ts";
 import type { HookAnswer, HookAsk } from "../hook/answer.ts";
 import type { StdioSession } from "../stdio_session.ts";
-import type { HostedSession, HostOptions, SessionHost } from "./host.ts";
+import type { HookOrigin, HostedSession, HostOptions, SessionHost } from "./host.ts";
 import type { FromSessionWorker, ToSessionWorker } from "./session_worker.ts";
 
 /** One worker thread, the sessions it holds, and when it has stopped. */
@@ -96,7 +96,7 @@ class WorkerHost implements SessionHost {
     return { stop, closed };
   }
 
-  answerHook(ask: HookAsk, ppid: number): Promise<HookAnswer> {
+  answerHook(ask: HookAsk, origin: HookOrigin): Promise<HookAnswer> {
     const id = ++this.#ids;
     const { promise, resolve, reject } = Promise.withResolvers<HookAnswer>();
     const slot = this.#leastBusy();
@@ -104,7 +104,7 @@ class WorkerHost implements SessionHost {
       slot,
       settle: (answer) => answer instanceof Error ? reject(answer) : resolve(answer),
     });
-    slot.worker.postMessage({ kind: "hook", id, ask, ppid } satisfies ToSessionWorker);
+    slot.worker.postMessage({ kind: "hook", id, ask, origin } satisfies ToSessionWorker);
     return promise;
   }
 
