@@ -39,11 +39,11 @@ import type {
   WireStatement,
   WorkerEvent,
   WorkerInit,
-} from "./worker.ts";
+} from "./wire.ts";
 
 import { callTimeLeft } from "../call_deadline.ts";
 
-export type { WireError, WireResult, WireStatement } from "./worker.ts";
+export type { WireError, WireResult, WireStatement } from "./wire.ts";
 
 /** How long a new worker may take to load before it is given up. */
 const STARTUP_MS = 15_000;
