@@ -307,86 +307,109 @@ export function loadConfig(
     }),
     agent: env.AGENT_BUS_AGENT?.trim() || undefined,
     role: readRole(env),
-    qa: {
-      maxQuestionChars: int({
-        variable: "AGENT_BUS_MAX_QUESTION_CHARS",
-        fallback: DEFAULTS.maxQuestionChars,
-        min: 1,
-        max: 1_000_000,
-      }),
-      maxAnswerChars: int({
-        variable: "AGENT_BUS_MAX_ANSWER_CHARS",
-        fallback: DEFAULTS.maxAnswerChars,
-        min: 1,
-        max: 1_000_000,
-      }),
-      maxTeacherNotesChars: int({
-        variable: "AGENT_BUS_MAX_TEACHER_NOTES_CHARS",
-        fallback: DEFAULTS.maxTeacherNotesChars,
-        min: 0,
-        max: 1_000_000,
-      }),
-      maxPublishBatch: int({
-        variable: "AGENT_BUS_MAX_PUBLISH_BATCH",
-        fallback: DEFAULTS.maxPublishBatch,
-        min: 1,
-        max: 1000,
-      }),
-    },
+    qa: readQaLimits(int),
     toolNames: readToolNames(env, warnings),
     secrets: readSecretsMode(env, warnings),
-    resident: {
-      attach: readBool(env, "AGENT_BUS_RESIDENT", true, warnings) &&
-        !readBool(env, "AGENT_BUS_STANDALONE", false, warnings),
-      idleMs: int({
-        variable: "AGENT_BUS_RESIDENT_IDLE_MS",
-        fallback: DEFAULTS.residentIdleMs,
-        min: 100,
-        max: 7 * 86_400_000,
-      }),
-      workers: int({
-        variable: "AGENT_BUS_RESIDENT_WORKERS",
-        fallback: DEFAULTS.residentWorkers,
-        min: 1,
-        max: 64,
-      }),
-      home: homeDir(env),
-    },
-    http: {
-      host: env.AGENT_BUS_HTTP_HOST?.trim() || undefined,
-      port: int({
-        variable: "AGENT_BUS_HTTP_PORT",
-        fallback: DEFAULTS.httpPort,
-        min: 0,
-        max: 65535,
-      }),
-      token: env.AGENT_BUS_HTTP_TOKEN?.trim() || undefined,
-      allowedHosts: list(env.AGENT_BUS_HTTP_ALLOWED_HOSTS),
-      allowedOrigins: list(env.AGENT_BUS_HTTP_ALLOWED_ORIGINS),
-      sessionIdleSeconds: int({
-        variable: "AGENT_BUS_HTTP_SESSION_IDLE_SECONDS",
-        fallback: DEFAULTS.httpSessionIdleSeconds,
-        min: 1,
-        max: 7 * 86_400,
-      }),
-      keepAliveSeconds: int({
-        variable: "AGENT_BUS_HTTP_KEEPALIVE_SECONDS",
-        fallback: DEFAULTS.httpKeepAliveSeconds,
-        min: 1,
-        max: 3600,
-      }),
-      jsonResponse: env.AGENT_BUS_HTTP_JSON_RESPONSE?.trim()
-        ? readBool(env, "AGENT_BUS_HTTP_JSON_RESPONSE", false, warnings)
-        : undefined,
-      workers: int({
-        variable: "AGENT_BUS_HTTP_WORKERS",
-        fallback: DEFAULTS.httpWorkers,
-        min: 1,
-        max: 64,
-      }),
-    },
+    resident: readResident(env, warnings, int),
+    http: readHttp(env, warnings, int),
   };
   return { config, warnings };
+}
+
+/** The questions-and-answers limits (`AGENT_BUS_MAX_QUESTION_CHARS`, …). */
+function readQaLimits(int: (spec: IntSpec) => number): ResolvedConfig["qa"] {
+  return {
+    maxQuestionChars: int({
+      variable: "AGENT_BUS_MAX_QUESTION_CHARS",
+      fallback: DEFAULTS.maxQuestionChars,
+      min: 1,
+      max: 1_000_000,
+    }),
+    maxAnswerChars: int({
+      variable: "AGENT_BUS_MAX_ANSWER_CHARS",
+      fallback: DEFAULTS.maxAnswerChars,
+      min: 1,
+      max: 1_000_000,
+    }),
+    maxTeacherNotesChars: int({
+      variable: "AGENT_BUS_MAX_TEACHER_NOTES_CHARS",
+      fallback: DEFAULTS.maxTeacherNotesChars,
+      min: 0,
+      max: 1_000_000,
+    }),
+    maxPublishBatch: int({
+      variable: "AGENT_BUS_MAX_PUBLISH_BATCH",
+      fallback: DEFAULTS.maxPublishBatch,
+      min: 1,
+      max: 1000,
+    }),
+  };
+}
+
+/** The resident bus's settings (`AGENT_BUS_RESIDENT`, `AGENT_BUS_STANDALONE`, …). */
+function readResident(
+  env: Env,
+  warnings: ConfigWarning[],
+  int: (spec: IntSpec) => number,
+): ResolvedConfig["resident"] {
+  return {
+    attach: readBool(env, "AGENT_BUS_RESIDENT", true, warnings) &&
+      !readBool(env, "AGENT_BUS_STANDALONE", false, warnings),
+    idleMs: int({
+      variable: "AGENT_BUS_RESIDENT_IDLE_MS",
+      fallback: DEFAULTS.residentIdleMs,
+      min: 100,
+      max: 7 * 86_400_000,
+    }),
+    workers: int({
+      variable: "AGENT_BUS_RESIDENT_WORKERS",
+      fallback: DEFAULTS.residentWorkers,
+      min: 1,
+      max: 64,
+    }),
+    home: homeDir(env),
+  };
+}
+
+/** The HTTP server's settings (`AGENT_BUS_HTTP_HOST`, `AGENT_BUS_HTTP_PORT`, …). */
+function readHttp(
+  env: Env,
+  warnings: ConfigWarning[],
+  int: (spec: IntSpec) => number,
+): ResolvedConfig["http"] {
+  return {
+    host: env.AGENT_BUS_HTTP_HOST?.trim() || undefined,
+    port: int({
+      variable: "AGENT_BUS_HTTP_PORT",
+      fallback: DEFAULTS.httpPort,
+      min: 0,
+      max: 65535,
+    }),
+    token: env.AGENT_BUS_HTTP_TOKEN?.trim() || undefined,
+    allowedHosts: list(env.AGENT_BUS_HTTP_ALLOWED_HOSTS),
+    allowedOrigins: list(env.AGENT_BUS_HTTP_ALLOWED_ORIGINS),
+    sessionIdleSeconds: int({
+      variable: "AGENT_BUS_HTTP_SESSION_IDLE_SECONDS",
+      fallback: DEFAULTS.httpSessionIdleSeconds,
+      min: 1,
+      max: 7 * 86_400,
+    }),
+    keepAliveSeconds: int({
+      variable: "AGENT_BUS_HTTP_KEEPALIVE_SECONDS",
+      fallback: DEFAULTS.httpKeepAliveSeconds,
+      min: 1,
+      max: 3600,
+    }),
+    jsonResponse: env.AGENT_BUS_HTTP_JSON_RESPONSE?.trim()
+      ? readBool(env, "AGENT_BUS_HTTP_JSON_RESPONSE", false, warnings)
+      : undefined,
+    workers: int({
+      variable: "AGENT_BUS_HTTP_WORKERS",
+      fallback: DEFAULTS.httpWorkers,
+      min: 1,
+      max: 64,
+    }),
+  };
 }
 
 /** AgentChatBus's variables that mean what one of ours means: read when ours is unset. */
@@ -527,65 +550,9 @@ function readEmbeddings(
   warnings: ConfigWarning[],
   int: (spec: IntSpec) => number,
 ): EmbeddingsConfig {
-  let url = env.AGENT_BUS_EMBEDDINGS_URL?.trim() || DEFAULTS.embeddingsUrl;
-  if (!/^https?:\/\/[^\s/]+/.test(url)) {
-    warnings.push({
-      variable: "AGENT_BUS_EMBEDDINGS_URL",
-      value: url,
-      message:
-        `Ignoring AGENT_BUS_EMBEDDINGS_URL="${url}": expected an http(s) URL; using ${DEFAULTS.embeddingsUrl}`,
-    });
-    url = DEFAULTS.embeddingsUrl;
-  }
-  const rawApi = env.AGENT_BUS_EMBEDDINGS_API?.trim().toLowerCase() || "auto";
-  let api: EmbeddingsApi = "auto";
-  if (rawApi === "ollama" || rawApi === "openai" || rawApi === "auto") {
-    api = rawApi;
-  } else {
-    warnings.push({
-      variable: "AGENT_BUS_EMBEDDINGS_API",
-      value: rawApi,
-      message:
-        `Ignoring AGENT_BUS_EMBEDDINGS_API="${rawApi}": expected ollama, openai or auto; using auto`,
-    });
-  }
-  const chunkChars = int({
-    variable: "AGENT_BUS_EMBEDDING_CHUNK_SIZE",
-    fallback: DEFAULTS.embeddingChunkChars,
-    min: 200,
-    max: 100_000,
-  });
-  let chunkOverlap = int({
-    variable: "AGENT_BUS_EMBEDDING_CHUNK_OVERLAP",
-    fallback: DEFAULTS.embeddingChunkOverlap,
-    min: 0,
-    max: 50_000,
-  });
-  if (chunkOverlap >= chunkChars / 2) {
-    warnings.push({
-      variable: "AGENT_BUS_EMBEDDING_CHUNK_OVERLAP",
-      value: String(chunkOverlap),
-      message:
-        `Ignoring AGENT_BUS_EMBEDDING_CHUNK_OVERLAP=${chunkOverlap}: it must be under half ` +
-        `the chunk size (${chunkChars}); using ${Math.floor(chunkChars / 6)}`,
-    });
-    chunkOverlap = Math.floor(chunkChars / 6);
-  }
-  const rawScore = env.AGENT_BUS_SEMANTIC_MIN_SCORE?.trim();
-  let minScore: number = DEFAULTS.semanticMinScore;
-  if (rawScore) {
-    const value = Number(rawScore);
-    if (Number.isFinite(value) && value >= -1 && value <= 1) {
-      minScore = value;
-    } else {
-      warnings.push({
-        variable: "AGENT_BUS_SEMANTIC_MIN_SCORE",
-        value: rawScore,
-        message: `Ignoring AGENT_BUS_SEMANTIC_MIN_SCORE="${rawScore}": expected a number from -1 ` +
-          `to 1; using ${DEFAULTS.semanticMinScore}`,
-      });
-    }
-  }
+  const { url, api } = readEmbeddingsEndpoint(env, warnings);
+  const { chunkChars, chunkOverlap } = readChunking(warnings, int);
+  const minScore = readMinScore(env, warnings);
   return {
     url: trimTrailingSlashes(url),
     api,
@@ -608,6 +575,74 @@ function readEmbeddings(
     chunkOverlap,
     minScore,
   };
+}
+
+/** The embedding endpoint's URL and API (`AGENT_BUS_EMBEDDINGS_URL`, `AGENT_BUS_EMBEDDINGS_API`). */
+function readEmbeddingsEndpoint(
+  env: Env,
+  warnings: ConfigWarning[],
+): { url: string; api: EmbeddingsApi } {
+  let url = env.AGENT_BUS_EMBEDDINGS_URL?.trim() || DEFAULTS.embeddingsUrl;
+  if (!/^https?:\/\/[^\s/]+/.test(url)) {
+    warnings.push({
+      variable: "AGENT_BUS_EMBEDDINGS_URL",
+      value: url,
+      message:
+        `Ignoring AGENT_BUS_EMBEDDINGS_URL="${url}": expected an http(s) URL; using ${DEFAULTS.embeddingsUrl}`,
+    });
+    url = DEFAULTS.embeddingsUrl;
+  }
+  const rawApi = env.AGENT_BUS_EMBEDDINGS_API?.trim().toLowerCase() || "auto";
+  if (rawApi === "ollama" || rawApi === "openai" || rawApi === "auto") return { url, api: rawApi };
+  warnings.push({
+    variable: "AGENT_BUS_EMBEDDINGS_API",
+    value: rawApi,
+    message:
+      `Ignoring AGENT_BUS_EMBEDDINGS_API="${rawApi}": expected ollama, openai or auto; using auto`,
+  });
+  return { url, api: "auto" };
+}
+
+/** How messages are cut for embedding (`AGENT_BUS_EMBEDDING_CHUNK_SIZE`, `…_CHUNK_OVERLAP`). */
+function readChunking(
+  warnings: ConfigWarning[],
+  int: (spec: IntSpec) => number,
+): { chunkChars: number; chunkOverlap: number } {
+  const chunkChars = int({
+    variable: "AGENT_BUS_EMBEDDING_CHUNK_SIZE",
+    fallback: DEFAULTS.embeddingChunkChars,
+    min: 200,
+    max: 100_000,
+  });
+  const chunkOverlap = int({
+    variable: "AGENT_BUS_EMBEDDING_CHUNK_OVERLAP",
+    fallback: DEFAULTS.embeddingChunkOverlap,
+    min: 0,
+    max: 50_000,
+  });
+  if (chunkOverlap < chunkChars / 2) return { chunkChars, chunkOverlap };
+  warnings.push({
+    variable: "AGENT_BUS_EMBEDDING_CHUNK_OVERLAP",
+    value: String(chunkOverlap),
+    message: `Ignoring AGENT_BUS_EMBEDDING_CHUNK_OVERLAP=${chunkOverlap}: it must be under half ` +
+      `the chunk size (${chunkChars}); using ${Math.floor(chunkChars / 6)}`,
+  });
+  return { chunkChars, chunkOverlap: Math.floor(chunkChars / 6) };
+}
+
+/** The lowest similarity a semantic hit may have (`AGENT_BUS_SEMANTIC_MIN_SCORE`). */
+function readMinScore(env: Env, warnings: ConfigWarning[]): number {
+  const rawScore = env.AGENT_BUS_SEMANTIC_MIN_SCORE?.trim();
+  if (!rawScore) return DEFAULTS.semanticMinScore;
+  const value = Number(rawScore);
+  if (Number.isFinite(value) && value >= -1 && value <= 1) return value;
+  warnings.push({
+    variable: "AGENT_BUS_SEMANTIC_MIN_SCORE",
+    value: rawScore,
+    message: `Ignoring AGENT_BUS_SEMANTIC_MIN_SCORE="${rawScore}": expected a number from -1 ` +
+      `to 1; using ${DEFAULTS.semanticMinScore}`,
+  });
+  return DEFAULTS.semanticMinScore;
 }
 
 function list(raw: string | undefined): string[] {
