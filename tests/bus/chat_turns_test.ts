@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { busConnect } from "../../lib/bus/chat/connect.ts";
 import { postMessage } from "../../lib/bus/chat/post.ts";
 import { OWED_AFTER_MS, RACING_MS, YIELD_MS } from "../../lib/bus/chat/turns.ts";
-import { waitMessages } from "../../lib/bus/chat/read.ts";
+import { waitMessages } from "../../lib/bus/chat/wait.ts";
 import { Session } from "../../lib/bus/session.ts";
 import { BusError } from "../../lib/errors.ts";
 import { openTestBus, type TestBus } from "../_helpers/bus.ts";

@@ -16,7 +16,7 @@
 
 import assert from "node:assert/strict";
 import type { PostgresStore } from "../../lib/store/postgres/mod.ts";
-import { waitMessages } from "../../lib/bus/chat/read.ts";
+import { waitMessages } from "../../lib/bus/chat/wait.ts";
 import { drainMail, sendMail } from "../../lib/bus/mail.ts";
 import { openTestBus } from "../_helpers/bus.ts";
 import { connectPoster } from "../_helpers/chat.ts";

@@ -1,63 +1,42 @@
 /**
  * Reading and changing chatbus messages: `msg_list`, `msg_get`,
- * `msg_wait`, `msg_edit`, `msg_edit_history`, `msg_react`, `msg_unreact`.
+ * `msg_edit`, `msg_edit_history`, `msg_react`, `msg_unreact`.
  *
- * `msg_wait` follows AgentChatBus's fast-return rules (research 2.9): it
- * returns at once when messages exist after `after_seq`, or with none when
- * the agent has a pending refresh request (after a sync error) or holds no
- * token and is behind; a caught-up agent, or a lone agent in an empty
- * thread, waits. While waiting it writes nothing: it waits on the
- * process's change feed, woken within milliseconds by a commit from any
- * process, and stops at once when the client cancels. A wait that times
- * out hands back the token it handed out before.
+ * `msg_wait` is in `wait.ts`.
  *
  * @module
  */
 
 import { countWithinBudget } from "../../budget.ts";
-import { BusError, invalidArgument, type Warning } from "../../errors.ts";
+import { BusError, invalidArgument } from "../../errors.ts";
 import { recordChatEvent } from "../../store/chat/events.ts";
 import { contentFilter, screenSecrets } from "../secrets.ts";
 import {
   addReaction,
-  type AgentRow,
   type ChatMessageRow,
   chatMessagesAfter,
   chatMessagesNewest,
-  clearRefreshRequest,
   editsOf,
-  enterChatWait,
-  exitChatWait,
-  getAgent,
   getChatMessage,
   getReaction,
-  getThread,
-  invalidateReplyTokens,
   reactionCount,
   readMessageExtras,
-  readWaitStart,
   recordEdit,
   removeReaction,
-  touchAgent,
 } from "../../store/chat/mod.ts";
-import { clearWaiting, markWaiting, setCursor } from "../../store/cursors.ts";
 import { latestSeq } from "../../store/messages.ts";
 import type { Store } from "../../store/mod.ts";
 import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
-import { capWaitSeconds, waitFor, type WaitOptions } from "../waiting.ts";
-import { awaitTurn } from "./turns.ts";
 import { cleanName } from "../validate.ts";
-import { authenticate, displayName, isKicked } from "./agents.ts";
-import { foundThreadTopic, requireThread } from "./threads.ts";
-import { issueSyncContext, reuseOrIssue } from "./tokens.ts";
+import { authenticate, displayName } from "./agents.ts";
+import { requireThread } from "./threads.ts";
 import {
   type AttachmentBlock,
   attachmentBlocks,
   type ChatMessage,
   iso,
   MAX_REACTIONS,
-  type SyncContext,
   toChatMessage,
   toReaction,
 } from "./wire.ts";
@@ -116,7 +95,7 @@ export function listMessages(
     });
     const within = rows.slice(0, limit);
     const page = within.slice(0, fitting(bus, within));
-    const listed = listed_(
+    const listed = listedOf(
       bus.store,
       page,
       args.include_attachments ?? true,
@@ -152,7 +131,7 @@ export function connectHistory(
   if (!all.has_more) return { messages: all.messages, skipped: undefined };
   return bus.store.read(() => {
     const window = catchUpWindow(bus, { topicId: threadId, afterSeq, rows: [] });
-    return { messages: listed_(bus.store, window.rows, false), skipped: window.skipped };
+    return { messages: listedOf(bus.store, window.rows, false), skipped: window.skipped };
   });
 }
 
@@ -166,7 +145,7 @@ export function transcript(bus: Bus, threadId: string, count: number): string {
       afterSeq: Math.max(0, latest - count),
       limit: count,
     });
-    return listed_(bus.store, rows, false).map(({ message }) =>
+    return listedOf(bus.store, rows, false).map(({ message }) =>
       `[${message.seq}] ${message.author_name} (${message.role}): ${message.content}`
     ).join("\n");
   });
@@ -183,195 +162,7 @@ export function getMessage(
   if (!row) return { found: false, message: null };
   return {
     found: true,
-    message: bus.store.read(() => listed_(bus.store, [row], false))[0]!.message,
-  };
-}
-
-/** `msg_wait`'s arguments. */
-export interface WaitArgs {
-  thread_id: string;
-  after_seq: number;
-  timeout_ms: number;
-  agent_id?: string | undefined;
-  token?: string | undefined;
-  for_agent?: string | undefined;
-  /** Read the images too (default true; false skips their data). */
-  include_attachments?: boolean | undefined;
-}
-
-/** `msg_wait`'s result. */
-export interface WaitResult {
-  messages: ListedMessage[];
-  sync: SyncContext;
-  fast_return: boolean;
-  has_more: boolean;
-  /** Earlier messages left out to show the newest (see {@linkcode catchUpWindow}). */
-  skipped: SkippedMessages | undefined;
-  warnings: Warning[];
-}
-
-/**
- * `msg_wait`.
- *
- * @throws {BusError} `InvalidCredentials`, `THREAD_NOT_FOUND`, `INVALID_ARGUMENT`
- */
-export async function waitMessages(
-  bus: Bus,
-  session: Session,
-  args: WaitArgs,
-  options: WaitOptions = {},
-): Promise<WaitResult> {
-  const warnings: Warning[] = [];
-  if (args.after_seq < 0) throw invalidArgument("after_seq must be an int >= 0");
-  if (args.timeout_ms < 0) throw invalidArgument("timeout_ms must be an int >= 0");
-  const seconds = capWaitSeconds(bus, Math.ceil(args.timeout_ms / 1000), warnings);
-  const timeoutSeconds = Math.min(args.timeout_ms / 1000, seconds);
-  const agent = waitingAgent(bus, session, args);
-  const topicId = args.thread_id;
-  const agentId = agent?.agent_id;
-  let scanFrom = args.after_seq;
-  // Set once the wait is recorded (its start marked the agent active): a kick after it ends it.
-  let waiting = false;
-  let kicked = false;
-  const matching = () => {
-    const rows = chatMessagesAfter(bus.store, { topicId, afterSeq: scanFrom, limit: MAX_MESSAGES });
-    const found = args.for_agent === undefined
-      ? rows
-      : rows.filter((row) => handoffTarget(row) === args.for_agent);
-    if (found.length === 0 && rows.length > 0 && args.for_agent !== undefined) {
-      scanFrom = rows.at(-1)!.seq;
-    }
-    if (found.length > 0) return found;
-    // Woken with nothing to deliver: a kick, or the thread deleted, ends the wait (the final
-    // transaction then says THREAD_NOT_FOUND).
-    if (waiting && isKicked(bus.store, agentId!)) {
-      kicked = true;
-      return [];
-    }
-    return getThread(bus.store, topicId) ? undefined : [];
-  };
-
-  // Reading (and parsing metadata for for_agent) happens before the write lock; a message
-  // committed after this read is seen by the wait's first check.
-  const found = bus.store.read(() => {
-    requireThread(bus.store, topicId);
-    return matching();
-  });
-  // One transaction decides: messages now, a fast return, or a wait (recorded for thread_wait_state_get).
-  const start = await write(bus, () => {
-    const context = readWaitStart(bus.store, { topicId, agentId });
-    foundThreadTopic(context.topic, topicId);
-    const latest = context.latest;
-    const behindWithoutToken = agentId !== undefined && !context.holdsToken &&
-      args.after_seq < latest;
-    const refresh = context.refresh !== undefined;
-    const waits = !found && !refresh && !behindWithoutToken && timeoutSeconds > 0;
-    if (agent !== undefined) {
-      const now = bus.now();
-      touchAgent(bus.store, {
-        agentId: agent.agent_id,
-        activity: "msg_wait",
-        now,
-        heartbeat: true,
-      });
-      if (waits) {
-        enterChatWait(bus.store, {
-          topic_id: topicId,
-          agent_id: agent.agent_id,
-          entered_at: now,
-          timeout_ms: args.timeout_ms,
-          until: now + timeoutSeconds,
-        });
-        // The console's presence shows it waiting, like a peer in `sync`.
-        markWaiting(bus.store, { topicId, agentName: agent.name, until: now + timeoutSeconds });
-      }
-    }
-    return { latest, found, waits, refresh, fast: !found && !waits && timeoutSeconds > 0 };
-  }, { topics: [topicId] });
-
-  let rows = start.found;
-  // An agent that just lost a race and owes another its turn reads on after that agent posts,
-  // so it races for the next message instead of losing this one again.
-  if (start.refresh && agentId !== undefined && timeoutSeconds > 0) {
-    await awaitTurn(bus, topicId, agentId, timeoutSeconds);
-    rows = bus.store.read(matching) ?? rows;
-  }
-  if (start.waits) {
-    waiting = agent !== undefined;
-    bus.log.debug("msg_wait waiting", { thread_id: topicId, agent_id: agentId ?? null });
-    try {
-      rows = await waitFor(bus, () => bus.store.read(matching), timeoutSeconds, {
-        ...options,
-        topics: [topicId],
-      });
-    } catch (error) {
-      if (agent !== undefined) {
-        await write(bus, () => {
-          exitChatWait(bus.store, { topicId, agentId: agent.agent_id });
-          clearWaiting(bus.store, { topicId, agentName: agent.name });
-        }, { topics: [topicId] }).catch(() => {});
-      }
-      throw error;
-    }
-  }
-  if (kicked) {
-    warnings.push({
-      code: "AGENT_KICKED",
-      message: "An operator marked you offline (POST /api/agents/{id}/kick), which ended this " +
-        "wait; your next call brings you back online",
-    });
-  }
-  const delivered = rows ?? [];
-  // Catching up (no for_agent filter): the newest messages that fit, and a count of the rest.
-  const window = args.for_agent === undefined && delivered.length > 0
-    ? bus.store.read(() =>
-      catchUpWindow(bus, { topicId, afterSeq: args.after_seq, rows: delivered })
-    )
-    : undefined;
-  const page = window?.rows ?? delivered.slice(0, fitting(bus, delivered));
-  const cut = window === undefined && page.length < delivered.length;
-  const sync = await write(bus, () => {
-    const store = bus.store;
-    requireThread(store, topicId); // deleted while waiting: say so, and issue nothing
-    const now = bus.now();
-    let sync: SyncContext;
-    if (agentId === undefined) {
-      sync = issueSyncContext(bus, session, { topicId, agentId: null, source: "msg_wait" });
-    } else {
-      exitChatWait(store, { topicId, agentId });
-      clearWaiting(store, { topicId, agentName: agent!.name });
-      clearRefreshRequest(store, { topicId, agentId });
-      if (page.length === 0 && latestSeq(store, topicId) === start.latest) {
-        sync = reuseOrIssue(bus, session, { topicId, agentId });
-      } else {
-        invalidateReplyTokens(store, { topicId, agentId, now });
-        sync = issueSyncContext(bus, session, { topicId, agentId, source: "msg_wait" });
-      }
-    }
-    // The context stops at the last message shown: one that committed after the read makes
-    // a post with it fail with that message instead of skipping it (and a for_agent page cut
-    // to the budget stops there too).
-    if (window !== undefined || cut) sync = { ...sync, current_seq: page.at(-1)!.seq };
-    // Its read position, for presence in the console and `topic_presence`.
-    if (agent !== undefined) {
-      setCursor(store, { topicId, agentName: agent.name, lastSeq: sync.current_seq, now });
-      // Last, after every read: on PostgreSQL it goes out with COMMIT (see `store/postgres/locks.ts`).
-      if (page.length > 0) {
-        touchAgent(store, { agentId: agent.agent_id, activity: "msg_received", now });
-      }
-    }
-    return sync;
-  }, { topics: [topicId] });
-  // Reactions, names and images (up to megabytes) are read after the write lock is released.
-  return {
-    messages: bus.store.read(() =>
-      listed_(bus.store, page, args.include_attachments ?? true, bus.config.maxAttachmentBytes)
-    ),
-    sync,
-    fast_return: start.fast,
-    has_more: cut,
-    skipped: window?.skipped,
-    warnings,
+    message: bus.store.read(() => listedOf(bus.store, [row], false))[0]!.message,
   };
 }
 
@@ -617,7 +408,7 @@ export function systemPromptMessage(
 }
 
 /** Rows with their reactions, images and authors' display names. */
-function listed_(
+export function listedOf(
   store: Store,
   rows: readonly ChatMessageRow[],
   withImages: boolean,
@@ -657,7 +448,7 @@ function omittedAttachment(messageId: string, position: number, size: number): A
 }
 
 /** How many rows fit the result budget (images are not counted: clients show them apart). */
-function fitting(bus: Bus, rows: readonly ChatMessageRow[]): number {
+export function fitting(bus: Bus, rows: readonly ChatMessageRow[]): number {
   return countWithinBudget(
     rows,
     (row) => [row.sender, row.content_markdown, row.metadata_json],
@@ -717,15 +508,6 @@ function fittingFromEnd(bus: Bus, rows: readonly ChatMessageRow[]): number {
   return Math.max(fitting(bus, [...rows].reverse()), rows.length > 0 ? 1 : 0);
 }
 
-function handoffTarget(row: ChatMessageRow): unknown {
-  if (!row.metadata_json?.includes("handoff_target")) return undefined;
-  try {
-    return (JSON.parse(row.metadata_json) as Record<string, unknown>).handoff_target;
-  } catch {
-    return undefined;
-  }
-}
-
 function requireMessage(store: Store, messageId: string): ChatMessageRow {
   const row = messageId.length <= 64 ? getChatMessage(store, messageId) : undefined;
   if (!row) {
@@ -736,22 +518,8 @@ function requireMessage(store: Store, messageId: string): ChatMessageRow {
   return row;
 }
 
-/** The agent a `msg_wait` is for: explicit credentials (both), else the session's, else none. */
-function waitingAgent(bus: Bus, session: Session, args: WaitArgs): AgentRow | undefined {
-  if (args.agent_id === undefined && args.token === undefined) {
-    const bound = session.chatAgent;
-    return bound && bus.store.read(() => getAgent(bus.store, bound.agentId));
-  }
-  const credentials = credentialsOf(session, args, "InvalidCredentials");
-  const agent = bus.store.read(() =>
-    authenticate(bus.store, credentials.agentId, credentials.token, "InvalidCredentials")
-  );
-  session.chatAgent = credentials;
-  return agent;
-}
-
 /** Explicit credentials (both or neither), else the session's. */
-function credentialsOf(
+export function credentialsOf(
   session: Session,
   args: { agent_id?: string | undefined; token?: string | undefined },
   code: "AUTHENTICATION_REQUIRED" | "InvalidCredentials",

@@ -24,8 +24,8 @@ import {
   react,
   type SkippedMessages,
   unreact,
-  waitMessages,
 } from "../../../bus/chat/read.ts";
+import { waitMessages } from "../../../bus/chat/wait.ts";
 import {
   agentIdArg,
   chatMessageSchema,
