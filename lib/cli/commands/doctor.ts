@@ -229,9 +229,23 @@ function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
       fix: "point AGENT_BUS_DB at a file path or a postgres:// URL",
     }];
   }
-  const findings: Finding[] = [];
   const dir = directoryOf(path);
   const facts = inspectDatabaseFile(path, { deep });
+  return [
+    ...fileFindings(path, dir, facts),
+    ...privacyFindings(dir, facts),
+    ...schemaFindings(facts),
+    ...integrityFindings(facts),
+    ...sqliteFindings(facts),
+  ];
+}
+
+/** What `doctor` learns from the database file. */
+type DatabaseFacts = ReturnType<typeof inspectDatabaseFile>;
+
+/** Whether the database file is there, and its directory writable (the WAL needs it). */
+function fileFindings(path: string, dir: string, facts: DatabaseFacts): Finding[] {
+  const findings: Finding[] = [];
   const writable = dirWritable(dir);
   if (!facts.exists) {
     findings.push({
@@ -260,6 +274,12 @@ function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
       fix: writable ? undefined : `servers need to write ${dir} (for the WAL): fix its permissions`,
     });
   }
+  return findings;
+}
+
+/** Files of the bus other users of the machine can read. */
+function privacyFindings(dir: string, facts: DatabaseFacts): Finding[] {
+  const findings: Finding[] = [];
   if (facts.exposed.length > 0) {
     findings.push({
       check: "Privacy",
@@ -272,6 +292,12 @@ function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
       ).join(" && ") + " (agent-bus also narrows its files to 600 whenever it opens them)",
     });
   }
+  return findings;
+}
+
+/** Whether the file is ours, and how far its tables are migrated. */
+function schemaFindings(facts: DatabaseFacts): Finding[] {
+  const findings: Finding[] = [];
   if (facts.error) {
     findings.push({
       check: "Schema",
@@ -305,6 +331,12 @@ function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
         },
     );
   }
+  return findings;
+}
+
+/** SQLite's `quick_check` (`--deep`). */
+function integrityFindings(facts: DatabaseFacts): Finding[] {
+  const findings: Finding[] = [];
   if (facts.quickCheck !== undefined) {
     findings.push(
       facts.quickCheck === "ok" ? { check: "Integrity", status: "ok", detail: "quick_check ok" } : {
@@ -315,6 +347,12 @@ function checkDatabase(ctx: CliContext, deep: boolean): Finding[] {
       },
     );
   }
+  return findings;
+}
+
+/** SQLite's version, FTS5, and whether our file is in WAL mode. */
+function sqliteFindings(facts: DatabaseFacts): Finding[] {
+  const findings: Finding[] = [];
   const sqlite = sqliteFeatures();
   // Only our own databases must be in WAL mode; a foreign file is reported under Schema.
   const wal = facts.migration?.kind !== "ours" || facts.journalMode === "wal";
