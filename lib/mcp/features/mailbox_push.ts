@@ -50,15 +50,52 @@ export function attachMailboxPush(
   server: ProtocolServer,
   options: { bus: Bus; agent: string; mode: PushMode },
 ): () => void {
-  const { bus, agent, mode } = options;
+  const { mode } = options;
   if (mode === "none") return () => {};
-  const uri = `mailbox://${agent}`;
-  const controller = new AbortController();
-  let subscribed = false;
-  let initialized = false;
+  const push = new MailboxPush(server, { ...options, mode });
+  return () => push.stop();
+}
 
-  if (mode === "resources") {
-    server.setRequestHandler(ListResourcesRequestSchema, () => ({
+/** One connection's mailbox push: its resource (or channel), and the watch that announces mail. */
+class MailboxPush {
+  readonly #server: ProtocolServer;
+  readonly #bus: Bus;
+  readonly #agent: string;
+  readonly #mode: Exclude<PushMode, "none">;
+  readonly #uri: string;
+  readonly #controller = new AbortController();
+  #subscribed = false;
+  #initialized = false;
+  /** Started by the first subscription (or, for channels, by initialization); runs until stopped. */
+  #watching = false;
+
+  constructor(
+    server: ProtocolServer,
+    options: { bus: Bus; agent: string; mode: Exclude<PushMode, "none"> },
+  ) {
+    this.#server = server;
+    this.#bus = options.bus;
+    this.#agent = options.agent;
+    this.#mode = options.mode;
+    this.#uri = `mailbox://${options.agent}`;
+    if (this.#mode === "resources") this.#serveResource();
+    const previous = server.oninitialized;
+    server.oninitialized = () => {
+      previous?.();
+      this.#onInitialized();
+    };
+  }
+
+  /** Stop the watch. */
+  stop(): void {
+    this.#controller.abort();
+  }
+
+  /** The mailbox as a resource a client can read and subscribe to. */
+  #serveResource(): void {
+    const uri = this.#uri;
+    const agent = this.#agent;
+    this.#server.setRequestHandler(ListResourcesRequestSchema, () => ({
       resources: [{
         uri,
         name: `${agent} mailbox`,
@@ -66,9 +103,9 @@ export function attachMailboxPush(
         mimeType: "application/json",
       }],
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    this.#server.setRequestHandler(ReadResourceRequestSchema, (request) => {
       if (request.params.uri !== uri) throw unknownResource(request.params.uri);
-      const { messages, unread } = peekMailbox(bus, agent, 100);
+      const { messages, unread } = peekMailbox(this.#bus, agent, 100);
       const listed = messages.map((m) =>
         `{"id":${JSON.stringify(m.id)},"from":${JSON.stringify(m.from)},"source":${
           JSON.stringify(m.source)
@@ -82,36 +119,36 @@ export function attachMailboxPush(
         }],
       };
     });
-    server.setRequestHandler(SubscribeRequestSchema, (request) => {
+    this.#server.setRequestHandler(SubscribeRequestSchema, (request) => {
       if (request.params.uri === uri) {
-        subscribed = true;
-        watch();
+        this.#subscribed = true;
+        this.#watch();
       }
       return {};
     });
-    server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
-      if (request.params.uri === uri) subscribed = false;
+    this.#server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+      if (request.params.uri === uri) this.#subscribed = false;
       return {};
     });
   }
-  const previous = server.oninitialized;
-  server.oninitialized = () => {
-    previous?.();
-    // A client that says `initialized` twice gets one announcement and one watch.
-    if (initialized) return;
-    initialized = true;
-    if (mode === "claude-channel") {
-      // Like the seed's cc adapter: announce once the client can take notifications.
-      announceSelf().catch((error) =>
-        bus.log.warn("Could not announce the channel", { error: String(error) })
-      );
-      watch();
-    }
-  };
 
-  const announceSelf = async (): Promise<void> => {
-    const { peers } = peersOf(bus, agent);
-    await server.notification({
+  #onInitialized(): void {
+    // A client that says `initialized` twice gets one announcement and one watch.
+    if (this.#initialized) return;
+    this.#initialized = true;
+    if (this.#mode === "claude-channel") {
+      // Like the seed's cc adapter: announce once the client can take notifications.
+      this.#announceSelf().catch((error) =>
+        this.#bus.log.warn("Could not announce the channel", { error: String(error) })
+      );
+      this.#watch();
+    }
+  }
+
+  async #announceSelf(): Promise<void> {
+    const agent = this.#agent;
+    const { peers } = peersOf(this.#bus, agent);
+    await this.#server.notification({
       method: "notifications/claude/channel",
       params: {
         content: `agent-bus: you are "${agent}" on the peer bus; messages sent to you arrive ` +
@@ -120,20 +157,23 @@ export function attachMailboxPush(
         meta: { from: "agent-bus", source: "agent-bus", event: "announce", self: agent },
       },
     } as never);
-  };
+  }
 
-  const announce = async (unread: number): Promise<void> => {
-    if (mode === "resources") {
-      if (subscribed) {
-        await server.notification({ method: "notifications/resources/updated", params: { uri } });
+  async #announce(unread: number): Promise<void> {
+    if (this.#mode === "resources") {
+      if (this.#subscribed) {
+        await this.#server.notification({
+          method: "notifications/resources/updated",
+          params: { uri: this.#uri },
+        });
       }
       return;
     }
-    if (!initialized || unread === 0) return;
-    const { messages } = await drainMail(bus, agent);
+    if (!this.#initialized || unread === 0) return;
+    const { messages } = await drainMail(this.#bus, this.#agent);
     for (const m of messages) {
       const body = bodyOf(m);
-      await server.notification({
+      await this.#server.notification({
         method: "notifications/claude/channel",
         params: {
           content: typeof body === "string" ? body : bodyJson(m),
@@ -141,28 +181,28 @@ export function attachMailboxPush(
         },
       } as never);
     }
-  };
+  }
 
-  // Started by the first subscription (or, for channels, by initialization); runs until stopped.
-  let watching = false;
-  const watch = (): void => {
-    if (watching) return;
-    watching = true;
+  #watch(): void {
+    if (this.#watching) return;
+    this.#watching = true;
+    const bus = this.#bus;
+    const agent = this.#agent;
+    const channel = this.#mode === "claude-channel";
     (async () => {
-      let last = mode === "resources" ? unreadMail(bus, agent) : 0;
-      await onEachChange(bus, { signal: controller.signal }, async () => {
+      let last = channel ? 0 : unreadMail(bus, agent);
+      await onEachChange(bus, { signal: this.#controller.signal }, async () => {
         const unread = unreadMail(bus, agent);
-        if (unread > last || (mode === "claude-channel" && unread > 0)) {
-          await announce(unread).catch((error) =>
+        if (unread > last || (channel && unread > 0)) {
+          await this.#announce(unread).catch((error) =>
             bus.log.warn("Could not announce new mail", { error: String(error) })
           );
         }
-        last = mode === "claude-channel" ? 0 : unread;
+        last = channel ? 0 : unread;
         return undefined;
       });
     })().catch((error) => bus.log.warn("The mailbox watch stopped", { error: String(error) }));
-  };
-  return () => controller.abort();
+  }
 }
 
 /** New mail announced to a connection that has an agent name (mailbox and peer-bus). */
