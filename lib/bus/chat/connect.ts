@@ -11,7 +11,14 @@
 
 import { BusError, invalidArgument } from "../../errors.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
-import { getAgent, invalidateReplyTokens, threadByName, touchAgent } from "../../store/chat/mod.ts";
+import {
+  type AgentRow,
+  getAgent,
+  invalidateReplyTokens,
+  threadByName,
+  type ThreadView,
+  touchAgent,
+} from "../../store/chat/mod.ts";
 import { setCursor } from "../../store/cursors.ts";
 import { type Bus, write } from "../mod.ts";
 import type { Session } from "../session.ts";
@@ -20,6 +27,7 @@ import { connectHistory } from "./read.ts";
 import {
   type CreateThreadArgs,
   insertThread,
+  type PreparedThread,
   prepareThread,
   requireThread,
   toThread,
@@ -82,20 +90,72 @@ export async function busConnect(
   };
   // Checked before anything is written: an unknown template creates no agent.
   const prepared = args.thread_name ? prepareThread(bus, creating) : undefined;
-  let agentId: string;
-  let token: string;
-  if (args.agent_id && args.token) {
-    agentId = (await resumeAgent(bus, args.agent_id, args.token)).agent_id;
-    token = args.token;
-  } else {
-    if (args.thread_id) bus.store.read(() => requireThread(bus.store, args.thread_id!));
-    const registered = await registerAgent(bus, args);
-    agentId = registered.agent.agent_id;
-    token = registered.token;
-  }
+  const { agentId, token } = await connectingAgent(bus, args);
   session.chatAgent = { agentId, token };
+  const joined = await joinThread(bus, session, { args, prepared, agentId });
+  const history = connectHistory(bus, {
+    threadId: joined.view.topic_id,
+    afterSeq: args.after_seq ?? 0,
+  });
+  let sync = joined.sync;
+  // Far behind: the newest messages are shown and the context stops at the last of them (a
+  // message that committed after the read makes the first post fail with it, not skip it).
+  if (history.skipped) sync = { ...sync, current_seq: history.messages.at(-1)!.message.seq };
+  return {
+    agent: connectedAgent(joined, token),
+    thread: connectedThread(joined),
+    messages: history.messages.map(({ message }) => ({
+      seq: message.seq,
+      author: message.author_name,
+      role: message.role,
+      content: message.content,
+      created_at: message.created_at,
+    })),
+    has_more: false,
+    ...(history.skipped ? { skipped_messages: history.skipped } : {}),
+    ...sync,
+  };
+}
 
-  const joined = await write(bus, () => {
+/** The agent connecting: the one its credentials prove, else a new one registered. */
+async function connectingAgent(
+  bus: Bus,
+  args: ConnectArgs,
+): Promise<{ agentId: string; token: string }> {
+  if (args.agent_id && args.token) {
+    return {
+      agentId: (await resumeAgent(bus, args.agent_id, args.token)).agent_id,
+      token: args.token,
+    };
+  }
+  if (args.thread_id) bus.store.read(() => requireThread(bus.store, args.thread_id!));
+  const registered = await registerAgent(bus, args);
+  return { agentId: registered.agent.agent_id, token: registered.token };
+}
+
+/** What {@linkcode joinThread} wrote and read. */
+interface Joined {
+  view: ThreadView;
+  created: boolean;
+  agentRow: AgentRow;
+  agentId: string;
+  sync: SyncContext;
+}
+
+/**
+ * In one transaction: find the thread (or create the named one), mark the
+ * agent active in it and issue its first sync context.
+ */
+async function joinThread(
+  bus: Bus,
+  session: Session,
+  { args, prepared, agentId }: {
+    args: ConnectArgs;
+    prepared: PreparedThread | undefined;
+    agentId: string;
+  },
+): Promise<Joined> {
+  return await write(bus, () => {
     let view = args.thread_id
       ? requireThread(bus.store, args.thread_id)
       : threadByName(bus.store, prepared!.topic);
@@ -123,14 +183,15 @@ export async function busConnect(
       lastSeq: sync.current_seq,
       now: bus.now(),
     });
-    return { view, created, agentRow, sync };
+    return { view, created, agentRow, agentId, sync };
   });
-  const { view, created, agentRow } = joined;
-  const history = connectHistory(bus, { threadId: view.topic_id, afterSeq: args.after_seq ?? 0 });
-  let sync = joined.sync;
-  // Far behind: the newest messages are shown and the context stops at the last of them (a
-  // message that committed after the read makes the first post fail with it, not skip it).
-  if (history.skipped) sync = { ...sync, current_seq: history.messages.at(-1)!.message.seq };
+}
+
+/** The connected agent as `bus_connect` shows it, with its role in the thread. */
+function connectedAgent(
+  { view, agentRow, agentId }: Joined,
+  token: string,
+): ConnectResult["agent"] {
   const adminId = view.creator_admin_id;
   const isAdmin = adminId === agentId;
   const roleAssignment = !adminId
@@ -138,36 +199,29 @@ export async function busConnect(
     : isAdmin
     ? "You are the ADMINISTRATOR for this thread. You are responsible for coordination and task assignment."
     : `You are a PARTICIPANT in this thread. Please wait for the administrator (@${adminId}) to coordinate or assign you tasks.`;
-  const thread = toThread(view);
   return {
-    agent: {
-      agent_id: agentId,
-      name: agentRow.name,
-      display_name: displayName(agentRow),
-      emoji: agentRow.emoji,
-      registered: true,
-      token,
-      is_administrator: isAdmin,
-      role_assignment: roleAssignment,
-    },
-    thread: {
-      thread_id: thread.thread_id,
-      topic: thread.topic,
-      status: thread.status,
-      created,
-      ...(created && thread.system_prompt ? { system_prompt: thread.system_prompt } : {}),
-      ...(adminId ? { administrator: { agent_id: adminId, name: view.creator_admin_name } } : {}),
-    },
-    messages: history.messages.map(({ message }) => ({
-      seq: message.seq,
-      author: message.author_name,
-      role: message.role,
-      content: message.content,
-      created_at: message.created_at,
-    })),
-    has_more: false,
-    ...(history.skipped ? { skipped_messages: history.skipped } : {}),
-    ...sync,
+    agent_id: agentId,
+    name: agentRow.name,
+    display_name: displayName(agentRow),
+    emoji: agentRow.emoji,
+    registered: true,
+    token,
+    is_administrator: isAdmin,
+    role_assignment: roleAssignment,
+  };
+}
+
+/** The thread as `bus_connect` shows it (its system prompt when this call created it). */
+function connectedThread({ view, created }: Joined): ConnectResult["thread"] {
+  const thread = toThread(view);
+  const adminId = view.creator_admin_id;
+  return {
+    thread_id: thread.thread_id,
+    topic: thread.topic,
+    status: thread.status,
+    created,
+    ...(created && thread.system_prompt ? { system_prompt: thread.system_prompt } : {}),
+    ...(adminId ? { administrator: { agent_id: adminId, name: view.creator_admin_name } } : {}),
   };
 }
 
