@@ -43,6 +43,7 @@ import { appendMessages, MAX_MESSAGE_ID_CHARS, unusedMessageIds } from "./append
 import { screenOptional, screenSecrets } from "./secrets.ts";
 import { newId } from "./ids.ts";
 import { type Message, toMessage } from "./messages.ts";
+import type { ChangeMark } from "./changes.ts";
 import { type Bus, write } from "./mod.ts";
 import { MAX_AGENT_NAME_CHARS } from "./names.ts";
 import type { Identity } from "./session.ts";
@@ -120,18 +121,12 @@ export async function sync(
   options: SyncOptions = {},
 ): Promise<SyncResult> {
   const warnings: Warning[] = [];
-  if (args.maxItems < 1 || args.maxItems > bus.config.maxSyncItems) {
-    throw invalidArgument(`max_items must be between 1 and ${bus.config.maxSyncItems}`);
-  }
-  if (args.ackThrough !== undefined) {
-    if (args.autoAdvance) throw invalidArgument("ack_through requires auto_advance=false");
-    if (args.ackThrough < 0) throw invalidArgument("ack_through must be an int >= 0");
-  }
+  checkSyncArgs(bus, args);
   const waitSeconds = capWaitSeconds(bus, args.waitSeconds, warnings);
   const items = prepareOutbox(bus, args.outbox);
 
   const deadline = performance.now() + waitSeconds * 1000;
-  let mark = bus.changes.mark();
+  const mark = bus.changes.mark();
   // A wait about to start is recorded in the same transaction (the console's
   // "waiting" presence), and cleared by the one that ends it: no extra commits.
   const markIfWaiting = (round: Round) => {
@@ -151,52 +146,13 @@ export async function sync(
       markIfWaiting(round);
       return round;
     }, { topics: [args.topicId] });
-  let round = first;
-  if (round.received.length === 0 && waitSeconds > 0) {
-    bus.log.debug("sync waiting", { topic_id: args.topicId, agent_name: identity.agentName });
-    const progress = startProgress(bus, options, waitSeconds);
-    let waiting = true;
-    try {
-      for (;;) {
-        const remaining = deadline - performance.now();
-        const outcome = remaining > 0
-          ? await bus.changes.wait(mark, {
-            timeoutMs: remaining,
-            signal: options.signal,
-            topics: [args.topicId],
-          })
-          : "timeout";
-        mark = bus.changes.mark();
-        const unread = outcome === "timeout" || bus.store.read(() =>
-          hasMessagesAfter(bus.store, {
-            topicId: args.topicId,
-            afterSeq: readStart(identity, round.cursor.last_seq, args.includeSelf),
-            excludeSender: args.includeSelf ? null : identity.agentName,
-          })
-        );
-        if (!unread) continue;
-        // Read (and on timeout, touch presence) without resending or re-acking.
-        round = await quietRound(bus, identity, { ...args, ackThrough: undefined }, (next) => {
-          if (next.received.length > 0 || outcome === "timeout") {
-            clearWaiting(bus.store, { topicId: args.topicId, agentName: identity.agentName });
-          }
-        });
-        waiting = round.received.length === 0 && outcome !== "timeout";
-        if (!waiting) break;
-      }
-    } finally {
-      clearInterval(progress);
-      // Cancelled or failed: take the mark back (best effort; it expires anyway).
-      if (waiting) {
-        await write(
-          bus,
-          () => clearWaiting(bus.store, { topicId: args.topicId, agentName: identity.agentName }),
-          { topics: [args.topicId] },
-        )
-          .catch(() => {});
-      }
-    }
-  }
+  const round = first.received.length === 0 && waitSeconds > 0
+    ? await waitForUnread(bus, identity, args, {
+      after: first,
+      wait: { seconds: waitSeconds, deadline, mark },
+      options,
+    })
+    : first;
   const status = round.received.length > 0 ? "ready" : waitSeconds > 0 ? "timeout" : "empty";
   return {
     topic_id: args.topicId,
@@ -209,6 +165,82 @@ export async function sync(
     has_more: round.hasMore,
     warnings,
   };
+}
+
+/** @throws {BusError} `INVALID_ARGUMENT` for arguments the schema cannot rule out */
+function checkSyncArgs(bus: Bus, args: SyncArgs): void {
+  if (args.maxItems < 1 || args.maxItems > bus.config.maxSyncItems) {
+    throw invalidArgument(`max_items must be between 1 and ${bus.config.maxSyncItems}`);
+  }
+  if (args.ackThrough !== undefined) {
+    if (args.autoAdvance) throw invalidArgument("ack_through requires auto_advance=false");
+    if (args.ackThrough < 0) throw invalidArgument("ack_through must be an int >= 0");
+  }
+}
+
+/**
+ * Wait (until `wait.deadline`, for commits since `wait.mark`) for a message after the round `after` left the
+ * cursor at, woken by commits to the topic, then read it in a round that
+ * neither sends nor acknowledges again. The waiting mark the first round
+ * set is cleared by the round that ends the wait, or here when the wait is
+ * cancelled or fails.
+ */
+async function waitForUnread(
+  bus: Bus,
+  identity: Identity,
+  args: SyncArgs,
+  { after, wait, options }: {
+    after: Round;
+    wait: { seconds: number; deadline: number; mark: ChangeMark };
+    options: SyncOptions;
+  },
+): Promise<Round> {
+  bus.log.debug("sync waiting", { topic_id: args.topicId, agent_name: identity.agentName });
+  const progress = startProgress(bus, options, wait.seconds);
+  const { deadline } = wait;
+  let { mark } = wait;
+  let round = after;
+  let waiting = true;
+  try {
+    for (;;) {
+      const remaining = deadline - performance.now();
+      const outcome = remaining > 0
+        ? await bus.changes.wait(mark, {
+          timeoutMs: remaining,
+          signal: options.signal,
+          topics: [args.topicId],
+        })
+        : "timeout";
+      mark = bus.changes.mark();
+      const unread = outcome === "timeout" || bus.store.read(() =>
+        hasMessagesAfter(bus.store, {
+          topicId: args.topicId,
+          afterSeq: readStart(identity, round.cursor.last_seq, args.includeSelf),
+          excludeSender: args.includeSelf ? null : identity.agentName,
+        })
+      );
+      if (!unread) continue;
+      // Read (and on timeout, touch presence) without resending or re-acking.
+      round = await quietRound(bus, identity, { ...args, ackThrough: undefined }, (next) => {
+        if (next.received.length > 0 || outcome === "timeout") {
+          clearWaiting(bus.store, { topicId: args.topicId, agentName: identity.agentName });
+        }
+      });
+      waiting = round.received.length === 0 && outcome !== "timeout";
+      if (!waiting) return round;
+    }
+  } finally {
+    clearInterval(progress);
+    // Cancelled or failed: take the mark back (best effort; it expires anyway).
+    if (waiting) {
+      await write(
+        bus,
+        () => clearWaiting(bus.store, { topicId: args.topicId, agentName: identity.agentName }),
+        { topics: [args.topicId] },
+      )
+        .catch(() => {});
+    }
+  }
 }
 
 /**
@@ -282,18 +314,13 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   };
   const topic = foundTopic(context.topic, args.topicId);
   if (items.length > 0) ensureOpen(topic);
+  const topicId = topic.topic_id;
   let cursor = context.cursor!;
   // A read this session could not record (the write lock was held elsewhere) is recorded now.
   const pending = identity.pendingCursor;
   identity.pendingCursor = undefined;
-  if (pending !== undefined && pending > cursor.last_seq) {
-    setCursor(store, {
-      topicId: topic.topic_id,
-      agentName: identity.agentName,
-      lastSeq: pending,
-      now,
-    });
-    cursor = { ...cursor, last_seq: pending };
+  if (pending !== undefined) {
+    cursor = advanceCursor(store, identity, cursor, { topicId, to: pending, now });
   }
   const outbox = context.outbox;
   const plan = outbox
@@ -303,19 +330,10 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   const latest = plan ? plan.nextSeq - 1 : Number(latestRows![0]!.latest);
 
   if (args.ackThrough !== undefined) {
-    const upTo = latest;
-    if (args.ackThrough > upTo) {
-      throw invalidArgument(`ack_through exceeds latest message seq (${upTo})`);
+    if (args.ackThrough > latest) {
+      throw invalidArgument(`ack_through exceeds latest message seq (${latest})`);
     }
-    if (args.ackThrough > cursor.last_seq) {
-      setCursor(store, {
-        topicId: topic.topic_id,
-        agentName: identity.agentName,
-        lastSeq: args.ackThrough,
-        now,
-      });
-      cursor = { ...cursor, last_seq: args.ackThrough };
-    }
+    cursor = advanceCursor(store, identity, cursor, { topicId, to: args.ackThrough, now });
   }
 
   // Read before the outbox is stored (its own messages need no reading): on PostgreSQL the
@@ -323,17 +341,36 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   const read = unreadBatch(bus, identity, args, cursor.last_seq, plan?.rows, prefetched);
   if (plan) appendMessages(store, { topicId: topic.topic_id, rows: plan.rows, now });
   if (args.autoAdvance && read.last !== undefined) {
-    setCursor(store, {
-      topicId: topic.topic_id,
-      agentName: identity.agentName,
-      lastSeq: read.last,
+    cursor = advanceCursor(store, identity, cursor, {
+      topicId,
+      to: read.last,
       now,
+      forward: false,
     });
-    cursor = { ...cursor, last_seq: read.last };
   }
   noteOwnTail(bus, identity, args, cursor.last_seq, read, latest);
   identity.lastCursor = cursor.last_seq;
   return { cursor, sent: plan?.sent ?? [], received: read.received, hasMore: read.hasMore };
+}
+
+/**
+ * Move `identity`'s cursor in its topic to `to` (only forward, unless
+ * `forward` is false: what was just read is stored as it is) and return it.
+ */
+function advanceCursor(
+  store: Store,
+  identity: Identity,
+  cursor: CursorRow,
+  { topicId, to, now, forward = true }: {
+    topicId: string;
+    to: number;
+    now: number;
+    forward?: boolean;
+  },
+): CursorRow {
+  if (forward && to <= cursor.last_seq) return cursor;
+  setCursor(store, { topicId, agentName: identity.agentName, lastSeq: to, now });
+  return { ...cursor, last_seq: to };
 }
 
 /** What {@linkcode readSendContext} asks about an outbox. */
