@@ -78,72 +78,16 @@ export const topicsCommand: Command = defineCommand({
           intOption(values.messages, "messages", 10),
           json,
         );
-      case "create": {
-        const [name] = needArgs(1, "a NAME");
-        await using runtime = openCliRuntime(ctx);
-        const { bus } = runtime;
-        const { topic, reused } = await createTopic(bus, {
-          name,
-          mode: values.new ? "new" : "reuse",
-        });
-        if (json) ctx.print.json({ ...topic, reused });
-        else {ctx.print.out(
-            `${reused ? "Reused" : "Created"} topic "${topic.name}" (${topic.topic_id})`,
-          );}
-        return 0;
-      }
-      case "close": {
-        await using runtime = openCliRuntime(ctx);
-        const { bus } = runtime;
-        const topic = findTopic(bus, needArgs(1, "a TOPIC")[0]!);
-        const { topic: closed, warnings } = await closeTopic(bus, {
-          topicId: topic.topic_id,
-          reason: values.reason,
-        });
-        if (json) ctx.print.json({ ...closed, warnings });
-        else {ctx.print.out(
-            warnings.length
-              ? `Topic "${closed.name}" was already closed`
-              : `Closed topic "${closed.name}" (${closed.topic_id})`,
-          );}
-        return 0;
-      }
+      case "create":
+        return await create(ctx, needArgs(1, "a NAME")[0]!, { fresh: values.new ?? false, json });
+      case "close":
+        return await close(ctx, needArgs(1, "a TOPIC")[0]!, { reason: values.reason, json });
       case "rename": {
         const [ref, name] = needArgs(2, "a TOPIC and a NEW_NAME");
-        await using runtime = openCliRuntime(ctx);
-        const { bus } = runtime;
-        const { topic, previous, changed } = await renameTopic(bus, {
-          topicId: findTopic(bus, ref!).topic_id,
-          name: name!,
-        });
-        if (json) ctx.print.json({ ...topic, previous_name: previous, changed });
-        else {ctx.print.out(
-            changed
-              ? `Renamed "${previous}" to "${topic.name}" (${topic.topic_id})`
-              : `Topic is already named "${topic.name}"; nothing changed`,
-          );}
-        return 0;
+        return await rename(ctx, ref!, name!, json);
       }
-      case "delete": {
-        const [ref] = needArgs(1, "a TOPIC");
-        if (!values.yes) {
-          throw new UsageError(
-            "topics delete removes the topic and all its messages; add --yes to confirm",
-          );
-        }
-        await using runtime = openCliRuntime(ctx);
-        const { bus } = runtime;
-        const topic = findTopic(bus, ref!);
-        const deleted = await deleteTopic(bus, topic.topic_id);
-        if (json) ctx.print.json({ topic_id: topic.topic_id, name: topic.name, deleted });
-        else {
-          ctx.print.out(
-            `Deleted topic "${topic.name}" (${topic.topic_id}): ${deleted.messages} message(s), ` +
-              `${deleted.cursors} cursor(s), ${deleted.reservations} reserved name(s), ${deleted.questions} question(s)`,
-          );
-        }
-        return 0;
-      }
+      case "delete":
+        return await remove(ctx, needArgs(1, "a TOPIC")[0]!, { yes: values.yes ?? false, json });
       case "presence":
         return await presence(
           ctx,
@@ -158,6 +102,90 @@ export const topicsCommand: Command = defineCommand({
     }
   },
 });
+
+/** `topics create NAME [--new]`: reuse the open topic of that name unless `fresh`. */
+async function create(
+  ctx: CliContext,
+  name: string,
+  options: { fresh: boolean; json: boolean },
+): Promise<number> {
+  await using runtime = openCliRuntime(ctx);
+  const { topic, reused } = await createTopic(runtime.bus, {
+    name,
+    mode: options.fresh ? "new" : "reuse",
+  });
+  if (options.json) ctx.print.json({ ...topic, reused });
+  else ctx.print.out(`${reused ? "Reused" : "Created"} topic "${topic.name}" (${topic.topic_id})`);
+  return 0;
+}
+
+/** `topics close TOPIC [--reason]`. */
+async function close(
+  ctx: CliContext,
+  ref: string,
+  options: { reason: string | undefined; json: boolean },
+): Promise<number> {
+  await using runtime = openCliRuntime(ctx);
+  const { bus } = runtime;
+  const topic = findTopic(bus, ref);
+  const { topic: closed, warnings } = await closeTopic(bus, {
+    topicId: topic.topic_id,
+    reason: options.reason,
+  });
+  if (options.json) ctx.print.json({ ...closed, warnings });
+  else {
+    ctx.print.out(
+      warnings.length
+        ? `Topic "${closed.name}" was already closed`
+        : `Closed topic "${closed.name}" (${closed.topic_id})`,
+    );
+  }
+  return 0;
+}
+
+/** `topics rename TOPIC NEW_NAME`. */
+async function rename(ctx: CliContext, ref: string, name: string, json: boolean): Promise<number> {
+  await using runtime = openCliRuntime(ctx);
+  const { bus } = runtime;
+  const { topic, previous, changed } = await renameTopic(bus, {
+    topicId: findTopic(bus, ref).topic_id,
+    name,
+  });
+  if (json) ctx.print.json({ ...topic, previous_name: previous, changed });
+  else {
+    ctx.print.out(
+      changed
+        ? `Renamed "${previous}" to "${topic.name}" (${topic.topic_id})`
+        : `Topic is already named "${topic.name}"; nothing changed`,
+    );
+  }
+  return 0;
+}
+
+/** `topics delete TOPIC --yes`: the topic and everything in it. */
+async function remove(
+  ctx: CliContext,
+  ref: string,
+  options: { yes: boolean; json: boolean },
+): Promise<number> {
+  if (!options.yes) {
+    throw new UsageError(
+      "topics delete removes the topic and all its messages; add --yes to confirm",
+    );
+  }
+  await using runtime = openCliRuntime(ctx);
+  const { bus } = runtime;
+  const topic = findTopic(bus, ref);
+  const deleted = await deleteTopic(bus, topic.topic_id);
+  if (options.json) ctx.print.json({ topic_id: topic.topic_id, name: topic.name, deleted });
+  else {
+    ctx.print.out(
+      `Deleted topic "${topic.name}" (${topic.topic_id}): ${deleted.messages} message(s), ` +
+        `${deleted.cursors} cursor(s), ${deleted.reservations} reserved name(s), ${deleted.questions} question(s)`,
+    );
+  }
+  return 0;
+}
 
 async function list(
   ctx: CliContext,
