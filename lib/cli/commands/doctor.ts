@@ -537,44 +537,13 @@ async function checkHookSet(
   const wait = / --wait (\d+)/.exec(stop)?.[1];
   let shown = `${where}: ${set.events.join(", ")}${wait ? ` (on call, ${wait} s)` : ""}`;
   if (set.client === "codex") {
-    const trust = await codexHookStatus({
-      cwd: ctx.cwd,
-      env: ctx.env,
-      commands: [...set.ours.values()],
-    });
-    const left = trust.ok ? untrusted(trust.hooks) : [];
-    if (trust.ok && (left.length > 0 || trust.hooks.length < set.ours.size)) {
-      const names = left.length > 0 ? left.map((h) => h.event).join(", ") : "some of them";
-      return {
-        check: set.title,
-        status: "fail",
-        detail: `${where}: Codex does not trust ${names}, so it runs none of those hooks`,
-        fix: `${again.replace(" --hooks", " --hooks --trust")}, or start \`codex\`, type /hooks ` +
-          "and trust the agent-bus hooks",
-      };
-    }
-    shown += trust.ok
-      ? `; trusted by ${trust.version}`
-      : `; Codex's trust not checked: ${trust.reason}`;
+    const trust = await codexTrust(ctx, set, { where, again });
+    if (typeof trust !== "string") return trust;
+    shown += trust;
   }
   if (Deno.build.os === "windows") return { check: set.title, status: "ok", detail: shown };
-  // Run the stop hook as the client would, with an input that matches no session.
-  const started = performance.now();
   try {
-    const child = new Deno.Command("sh", {
-      args: ["-c", stop.replace(/ --wait \d+/, "")],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode("{}"));
-    await writer.close();
-    const output = await child.output();
-    const ms = Math.round(performance.now() - started);
-    const text = new TextDecoder().decode(output.stdout).trim();
-    JSON.parse(text);
-    if (output.code !== 0) throw new Error(`exit code ${output.code}`);
+    const ms = await timeStopHook(stop);
     return {
       check: set.title,
       status: "ok",
@@ -588,6 +557,60 @@ async function checkHookSet(
       fix: again,
     };
   }
+}
+
+/**
+ * Whether Codex trusts our hooks (it runs no hook the user has not
+ * trusted): a failing finding when it does not, else what to add to the
+ * hooks' line.
+ */
+async function codexTrust(
+  ctx: CliContext,
+  set: { title: string; ours: Map<string, string> },
+  { where, again }: { where: string; again: string },
+): Promise<Finding | string> {
+  const trust = await codexHookStatus({
+    cwd: ctx.cwd,
+    env: ctx.env,
+    commands: [...set.ours.values()],
+  });
+  if (!trust.ok) return `; Codex's trust not checked: ${trust.reason}`;
+  const left = untrusted(trust.hooks);
+  if (left.length === 0 && trust.hooks.length >= set.ours.size) {
+    return `; trusted by ${trust.version}`;
+  }
+  const names = left.length > 0 ? left.map((h) => h.event).join(", ") : "some of them";
+  return {
+    check: set.title,
+    status: "fail",
+    detail: `${where}: Codex does not trust ${names}, so it runs none of those hooks`,
+    fix: `${again.replace(" --hooks", " --hooks --trust")}, or start \`codex\`, type /hooks ` +
+      "and trust the agent-bus hooks",
+  };
+}
+
+/**
+ * Run the stop hook `command` as the client would, with an input that
+ * matches no session: how long it took (ms).
+ *
+ * @throws {Error} when it fails or does not print JSON
+ */
+async function timeStopHook(command: string): Promise<number> {
+  const started = performance.now();
+  const child = new Deno.Command("sh", {
+    args: ["-c", command.replace(/ --wait \d+/, "")],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode("{}"));
+  await writer.close();
+  const output = await child.output();
+  const ms = Math.round(performance.now() - started);
+  JSON.parse(new TextDecoder().decode(output.stdout).trim());
+  if (output.code !== 0) throw new Error(`exit code ${output.code}`);
+  return ms;
 }
 
 function isAgentBus(name: string, command: string, args: string[]): boolean {
