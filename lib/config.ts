@@ -226,40 +226,7 @@ export function loadConfig(
   const int = (spec: IntSpec): number => readInt(env, spec, warnings);
   const config: ResolvedConfig = {
     dbPath: resolveDbPath(env, options.cwd, warnings),
-    maxOutbox: int({
-      variable: "AGENT_BUS_MAX_OUTBOX",
-      fallback: DEFAULTS.maxOutbox,
-      min: 1,
-      max: 1000,
-    }),
-    maxMessageChars: int({
-      variable: "AGENT_BUS_MAX_MESSAGE_CHARS",
-      fallback: DEFAULTS.maxMessageChars,
-      min: 1,
-      max: 1_000_000,
-    }),
-    maxSyncItems: int({
-      variable: "AGENT_BUS_MAX_SYNC_ITEMS",
-      fallback: DEFAULTS.maxSyncItems,
-      min: 1,
-      max: 1000,
-    }),
-    toolResultMaxBytes: int({
-      // AGENT_BUS_TOOL_TEXT_MAX_CHARS is the older name of the setting.
-      variable: env.AGENT_BUS_TOOL_RESULT_MAX_BYTES === undefined &&
-          env.AGENT_BUS_TOOL_TEXT_MAX_CHARS !== undefined
-        ? "AGENT_BUS_TOOL_TEXT_MAX_CHARS"
-        : "AGENT_BUS_TOOL_RESULT_MAX_BYTES",
-      fallback: DEFAULTS.toolResultMaxBytes,
-      min: 1000,
-      max: 10_000_000,
-    }),
-    toolTextIncludeBodies: readBool(
-      env,
-      "AGENT_BUS_TOOL_TEXT_INCLUDE_BODIES",
-      DEFAULTS.toolTextIncludeBodies,
-      warnings,
-    ),
+    ...readMessageLimits(env, warnings, int),
     maxWaitSeconds: int({
       variable: "AGENT_BUS_MAX_WAIT_SECONDS",
       fallback: DEFAULTS.maxWaitSeconds,
@@ -314,6 +281,53 @@ export function loadConfig(
     http: readHttp(env, warnings, int),
   };
   return { config, warnings };
+}
+
+/** How much one message, outbox, sync and tool result may hold (`AGENT_BUS_MAX_OUTBOX`, …). */
+function readMessageLimits(
+  env: Env,
+  warnings: ConfigWarning[],
+  int: (spec: IntSpec) => number,
+): Pick<
+  ResolvedConfig,
+  "maxOutbox" | "maxMessageChars" | "maxSyncItems" | "toolResultMaxBytes" | "toolTextIncludeBodies"
+> {
+  return {
+    maxOutbox: int({
+      variable: "AGENT_BUS_MAX_OUTBOX",
+      fallback: DEFAULTS.maxOutbox,
+      min: 1,
+      max: 1000,
+    }),
+    maxMessageChars: int({
+      variable: "AGENT_BUS_MAX_MESSAGE_CHARS",
+      fallback: DEFAULTS.maxMessageChars,
+      min: 1,
+      max: 1_000_000,
+    }),
+    maxSyncItems: int({
+      variable: "AGENT_BUS_MAX_SYNC_ITEMS",
+      fallback: DEFAULTS.maxSyncItems,
+      min: 1,
+      max: 1000,
+    }),
+    toolResultMaxBytes: int({
+      // AGENT_BUS_TOOL_TEXT_MAX_CHARS is the older name of the setting.
+      variable: env.AGENT_BUS_TOOL_RESULT_MAX_BYTES === undefined &&
+          env.AGENT_BUS_TOOL_TEXT_MAX_CHARS !== undefined
+        ? "AGENT_BUS_TOOL_TEXT_MAX_CHARS"
+        : "AGENT_BUS_TOOL_RESULT_MAX_BYTES",
+      fallback: DEFAULTS.toolResultMaxBytes,
+      min: 1000,
+      max: 10_000_000,
+    }),
+    toolTextIncludeBodies: readBool(
+      env,
+      "AGENT_BUS_TOOL_TEXT_INCLUDE_BODIES",
+      DEFAULTS.toolTextIncludeBodies,
+      warnings,
+    ),
+  };
 }
 
 /** The questions-and-answers limits (`AGENT_BUS_MAX_QUESTION_CHARS`, …). */
