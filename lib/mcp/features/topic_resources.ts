@@ -45,15 +45,64 @@ const TOPIC_URI = /^topic:\/\/([0-9A-Za-z_-]{1,64})$/;
  * @returns a function that stops the watch
  */
 export function attachTopicResources(server: ProtocolServer, bus: Bus): () => void {
-  /** Subscribed topic → the last seq announced. */
-  const subscribed = new Map<string, number>();
-  let listed: string | undefined;
-  const controller = new AbortController();
+  const resources = new TopicResources(server, bus);
+  return () => resources.stop();
+}
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => {
-    const topics = topicSummaries(bus, { status: "open", sort: "activity", limit: LISTED_TOPICS });
-    listed = openTopicsSignature();
-    watch();
+/** One connection's topic resources, and the watch that announces their changes. */
+class TopicResources {
+  readonly #server: ProtocolServer;
+  readonly #bus: Bus;
+  /** Subscribed topic → the last seq announced. */
+  readonly #subscribed = new Map<string, number>();
+  /** The open topics when the client last listed them (see {@linkcode openTopicsSignature}). */
+  #listed: string | undefined;
+  readonly #controller = new AbortController();
+  #watching = false;
+
+  constructor(server: ProtocolServer, bus: Bus) {
+    this.#server = server;
+    this.#bus = bus;
+    server.setRequestHandler(ListResourcesRequestSchema, () => this.#list());
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+      resourceTemplates: [{
+        uriTemplate: "topic://{topic_id}",
+        name: `A topic's transcript (its latest ${TRANSCRIPT_MESSAGES} messages)`,
+        mimeType: "text/markdown",
+      }],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+      const uri = request.params.uri;
+      const topicId = topicOf(uri);
+      const topic = known(() => findTopic(bus, topicId));
+      const text = exportMarkdown(topic, latestMessages(bus, topic.topic_id, TRANSCRIPT_MESSAGES));
+      return { contents: [{ uri, mimeType: "text/markdown", text }] };
+    });
+    server.setRequestHandler(SubscribeRequestSchema, (request) => {
+      const topicId = topicOf(request.params.uri);
+      this.#subscribed.set(topicId, known(() => topicLatestSeq(bus, topicId)));
+      this.#watch();
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+      this.#subscribed.delete(topicOf(request.params.uri));
+      return {};
+    });
+  }
+
+  /** Stop the watch. */
+  stop(): void {
+    this.#controller.abort();
+  }
+
+  #list() {
+    const topics = topicSummaries(this.#bus, {
+      status: "open",
+      sort: "activity",
+      limit: LISTED_TOPICS,
+    });
+    this.#listed = openTopicsSignature(this.#bus);
+    this.#watch();
     return {
       resources: topics.map((t) => ({
         uri: `topic://${t.topic_id}`,
@@ -62,75 +111,56 @@ export function attachTopicResources(server: ProtocolServer, bus: Bus): () => vo
         mimeType: "text/markdown",
       })),
     };
-  });
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [{
-      uriTemplate: "topic://{topic_id}",
-      name: `A topic's transcript (its latest ${TRANSCRIPT_MESSAGES} messages)`,
-      mimeType: "text/markdown",
-    }],
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    const uri = request.params.uri;
-    const topicId = topicOf(uri);
-    const topic = known(() => findTopic(bus, topicId));
-    const text = exportMarkdown(topic, latestMessages(bus, topic.topic_id, TRANSCRIPT_MESSAGES));
-    return { contents: [{ uri, mimeType: "text/markdown", text }] };
-  });
-  server.setRequestHandler(SubscribeRequestSchema, (request) => {
-    const topicId = topicOf(request.params.uri);
-    subscribed.set(topicId, known(() => topicLatestSeq(bus, topicId)));
-    watch();
-    return {};
-  });
-  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
-    subscribed.delete(topicOf(request.params.uri));
-    return {};
-  });
+  }
 
-  /** What `list_changed` is about: which open topics there are, under which names (no counts). */
-  const openTopicsSignature = (): string =>
-    JSON.stringify(
-      listTopics(bus, { status: "open", limit: MAX_TOPIC_LIST }).topics
-        .map((t) => [t.topic_id, t.name]),
-    );
-  const notify = (method: string, params?: Record<string, unknown>) =>
-    server.notification({ method, ...(params ? { params } : {}) } as never).catch((error) =>
-      bus.log.debug("A resource notification failed", { error: String(error) })
-    );
+  /** Started by the first list or subscription; runs until stopped. */
+  #watch(): void {
+    if (this.#watching) return;
+    this.#watching = true;
+    onEachChange(this.#bus, { signal: this.#controller.signal }, async () => {
+      await this.#announceChanges();
+      return undefined;
+    }).catch((error) => this.#bus.log.warn("The topic watch stopped", { error: String(error) }));
+  }
 
-  let watching = false;
-  const watch = (): void => {
-    if (watching) return;
-    watching = true;
-    (async () => {
-      await onEachChange(bus, { signal: controller.signal }, async () => {
-        for (const [topicId, announced] of subscribed) {
-          let latest: number;
-          try {
-            latest = topicLatestSeq(bus, topicId);
-          } catch (error) {
-            if (!(error instanceof BusError) || error.code !== "TOPIC_NOT_FOUND") throw error;
-            subscribed.delete(topicId); // deleted: its last update
-            latest = announced + 1;
-          }
-          if (latest > announced) {
-            if (subscribed.has(topicId)) subscribed.set(topicId, latest);
-            await notify("notifications/resources/updated", { uri: `topic://${topicId}` });
-          }
-        }
-        if (listed !== undefined) {
-          const now = openTopicsSignature();
-          if (now !== listed) {
-            listed = now;
-            await notify("notifications/resources/list_changed");
-          }
-        }
-        return undefined;
-      });
-    })().catch((error) => bus.log.warn("The topic watch stopped", { error: String(error) }));
-  };
-  return () => controller.abort();
+  /** After a change: an update for each subscribed topic that moved, and the list if it changed. */
+  async #announceChanges(): Promise<void> {
+    for (const [topicId, announced] of this.#subscribed) {
+      let latest: number;
+      try {
+        latest = topicLatestSeq(this.#bus, topicId);
+      } catch (error) {
+        if (!(error instanceof BusError) || error.code !== "TOPIC_NOT_FOUND") throw error;
+        this.#subscribed.delete(topicId); // deleted: its last update
+        latest = announced + 1;
+      }
+      if (latest > announced) {
+        if (this.#subscribed.has(topicId)) this.#subscribed.set(topicId, latest);
+        await this.#notify("notifications/resources/updated", { uri: `topic://${topicId}` });
+      }
+    }
+    if (this.#listed !== undefined) {
+      const now = openTopicsSignature(this.#bus);
+      if (now !== this.#listed) {
+        this.#listed = now;
+        await this.#notify("notifications/resources/list_changed");
+      }
+    }
+  }
+
+  #notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    return this.#server.notification({ method, ...(params ? { params } : {}) } as never).catch(
+      (error) => this.#bus.log.debug("A resource notification failed", { error: String(error) }),
+    );
+  }
+}
+
+/** What `list_changed` is about: which open topics there are, under which names (no counts). */
+function openTopicsSignature(bus: Bus): string {
+  return JSON.stringify(
+    listTopics(bus, { status: "open", limit: MAX_TOPIC_LIST }).topics
+      .map((t) => [t.topic_id, t.name]),
+  );
 }
 
 function topicOf(uri: string): string {
