@@ -142,93 +142,125 @@ export class EventHub {
 
   async #run(signal: AbortSignal): Promise<void> {
     const bus = this.#bus;
-    const publish = (event: HubEvent) => {
-      for (const listener of [...this.#subscribers]) listener(event);
+    const seen: Seen = {
+      position: latestPosition(bus),
+      chatPosition: latestChatEventPosition(bus),
+      version: topicListVersion(bus),
+      topics: summariesById(bus),
+      presence: presenceByTopic(bus),
     };
-    let position = latestPosition(bus);
-    let chatPosition = latestChatEventPosition(bus);
-    let version = topicListVersion(bus);
-    let topics = summariesById(bus);
-    let presence = presenceByTopic(bus);
     // A store that pushes commits is looked at again after RECHECK_MS without one all the same:
     // a wake-up its database never delivered costs seconds, not the message.
     const quiet = bus.store.subscribe ? RECHECK_MS : 60_000;
     const untilAging = () =>
-      presence.nextChangeAt === null
+      seen.presence.nextChangeAt === null
         ? quiet
-        : Math.min(quiet, Math.max(50, (presence.nextChangeAt - bus.now()) * 1000 + 50));
+        : Math.min(quiet, Math.max(50, (seen.presence.nextChangeAt - bus.now()) * 1000 + 50));
     await onEachChange(bus, { signal, idleMs: untilAging }, () => {
       // Topics and presence are read before the messages: the messages' read is then at least
       // as new, so no topic summary ever counts a message this step did not send (a commit
       // that lands in between is sent now, and its summary follows on the next wake-up).
-      const nextVersion = topicListVersion(bus);
-      const listChanged = nextVersion !== version;
-      const next = listChanged ? summariesById(bus) : undefined;
-      const nextPresence = presenceByTopic(bus);
-      // Messages since the last wake-up, in order.
-      const touched = new Set<string>();
-      for (;;) {
-        const batch = messagesSincePosition(bus, position, BATCH);
-        for (const { position: at, message } of batch) {
-          position = at;
-          touched.add(message.topic_id);
-          publish({
-            event: "message",
-            topicId: message.topic_id,
-            position: at,
-            data: { topic_id: message.topic_id, message },
-          });
-          for (const signal of signalsOf(message)) {
-            publish({ ...signal, topicId: message.topic_id });
-          }
-        }
-        if (batch.length < BATCH) break;
-      }
-      for (;;) {
-        const batch = chatEventsSince(bus, chatPosition, BATCH);
-        for (const row of batch) {
-          chatPosition = row.position;
-          publish({ event: "chat", topicId: row.topic_id ?? "", data: row });
-        }
-        if (batch.length < BATCH) break;
-      }
-      // Topic summaries: all of them when the list changed, else the touched ones.
-      if (next) {
-        for (const [id, topic] of next) {
-          const previous = topics.get(id);
-          if (!sameSummary(previous, topic)) {
-            publish({ event: "topic", topicId: id, data: topic, previous });
-          }
-        }
-        for (const id of topics.keys()) {
-          if (!next.has(id)) {
-            publish({ event: "topic", topicId: id, data: { topic_id: id, deleted: true } });
-          }
-        }
-        topics = next;
-        version = nextVersion;
-      } else {
-        for (const id of touched) {
-          const topic = summaryIfExists(bus, id);
-          const previous = topics.get(id);
-          if (!topic || sameSummary(previous, topic)) continue;
-          topics.set(id, topic);
-          // (No topic is new here: a new one moves the list's version. One the list left out
-          // is not new either: it stands for itself.)
-          publish({ event: "topic", topicId: id, data: topic, previous: previous ?? topic });
-        }
-      }
-      for (const id of new Set([...presence.agents.keys(), ...nextPresence.agents.keys()])) {
-        const agents = nextPresence.agents.get(id) ?? [];
-        const previous = presence.agents.get(id) ?? [];
-        if (!sameAgents(previous, agents)) {
-          publish({ event: "presence", topicId: id, data: { topic_id: id, agents }, previous });
-        }
-      }
-      presence = nextPresence;
+      const version = topicListVersion(bus);
+      const listed = version !== seen.version ? summariesById(bus) : undefined;
+      const presence = presenceByTopic(bus);
+      const touched = this.#publishMessages(seen);
+      this.#publishChatEvents(seen);
+      if (listed) {
+        this.#publishTopicList(seen, listed);
+        seen.version = version;
+      } else this.#publishTouchedTopics(seen, touched);
+      this.#publishPresence(seen, presence);
       return undefined;
     });
   }
+
+  #publish(event: HubEvent): void {
+    for (const listener of [...this.#subscribers]) listener(event);
+  }
+
+  /** The messages since the last wake-up, in order: the topics they touched. */
+  #publishMessages(seen: Seen): Set<string> {
+    const touched = new Set<string>();
+    for (;;) {
+      const batch = messagesSincePosition(this.#bus, seen.position, BATCH);
+      for (const { position: at, message } of batch) {
+        seen.position = at;
+        touched.add(message.topic_id);
+        this.#publish({
+          event: "message",
+          topicId: message.topic_id,
+          position: at,
+          data: { topic_id: message.topic_id, message },
+        });
+        for (const signal of signalsOf(message)) {
+          this.#publish({ ...signal, topicId: message.topic_id });
+        }
+      }
+      if (batch.length < BATCH) return touched;
+    }
+  }
+
+  /** The AgentChatBus dialect's journal since the last wake-up. */
+  #publishChatEvents(seen: Seen): void {
+    for (;;) {
+      const batch = chatEventsSince(this.#bus, seen.chatPosition, BATCH);
+      for (const row of batch) {
+        seen.chatPosition = row.position;
+        this.#publish({ event: "chat", topicId: row.topic_id ?? "", data: row });
+      }
+      if (batch.length < BATCH) return;
+    }
+  }
+
+  /** The list of topics changed: every summary that differs, and the topics deleted. */
+  #publishTopicList(seen: Seen, listed: Map<string, TopicSummary>): void {
+    for (const [id, topic] of listed) {
+      const previous = seen.topics.get(id);
+      if (!sameSummary(previous, topic)) {
+        this.#publish({ event: "topic", topicId: id, data: topic, previous });
+      }
+    }
+    for (const id of seen.topics.keys()) {
+      if (!listed.has(id)) {
+        this.#publish({ event: "topic", topicId: id, data: { topic_id: id, deleted: true } });
+      }
+    }
+    seen.topics = listed;
+  }
+
+  /** The summaries of the topics new messages touched. */
+  #publishTouchedTopics(seen: Seen, touched: Set<string>): void {
+    for (const id of touched) {
+      const topic = summaryIfExists(this.#bus, id);
+      const previous = seen.topics.get(id);
+      if (!topic || sameSummary(previous, topic)) continue;
+      seen.topics.set(id, topic);
+      // (No topic is new here: a new one moves the list's version. One the list left out
+      // is not new either: it stands for itself.)
+      this.#publish({ event: "topic", topicId: id, data: topic, previous: previous ?? topic });
+    }
+  }
+
+  /** Each topic whose present agents changed. */
+  #publishPresence(seen: Seen, presence: Seen["presence"]): void {
+    for (const id of new Set([...seen.presence.agents.keys(), ...presence.agents.keys()])) {
+      const agents = presence.agents.get(id) ?? [];
+      const previous = seen.presence.agents.get(id) ?? [];
+      if (!sameAgents(previous, agents)) {
+        this.#publish({ event: "presence", topicId: id, data: { topic_id: id, agents }, previous });
+      }
+    }
+    seen.presence = presence;
+  }
+}
+
+/** What the hub has published up to: positions, the topic list and presence. */
+interface Seen {
+  position: number;
+  chatPosition: number;
+  version: number;
+  topics: Map<string, TopicSummary>;
+  presence: ReturnType<typeof presenceByTopic>;
 }
 
 /** Options of one event stream. */
