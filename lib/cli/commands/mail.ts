@@ -7,7 +7,15 @@
  */
 
 import { drainMail, mailboxes, peekMailbox, registeredPeers, sendMail } from "../../bus/mail.ts";
-import { type Command, defineCommand, intOption, openCliRuntime, UsageError } from "../command.ts";
+import type { Bus } from "../../bus/mod.ts";
+import {
+  type CliContext,
+  type Command,
+  defineCommand,
+  intOption,
+  openCliRuntime,
+  UsageError,
+} from "../command.ts";
 import { ago, table } from "../format.ts";
 
 const USAGE = `Usage: agent-bus mail <command> [options]
@@ -35,79 +43,13 @@ export const mailCommand: Command = defineCommand({
     const [sub, ...rest] = positionals;
     await using runtime = openCliRuntime(ctx);
     const { bus } = runtime;
-    const style = ctx.print.style();
     switch (sub) {
-      case "send": {
-        if (rest.length !== 2) throw new UsageError("mail send needs TO and TEXT (or - for stdin)");
-        const content = rest[1] === "-"
-          ? await new Response(ctx.io.stdin.readable).text()
-          : rest[1]!;
-        const result = await sendMail(bus, {
-          from: values.from ?? "operator",
-          to: rest[0]!,
-          content,
-          format: "text",
-          source: "cli",
-          id: values.id,
-        });
-        if (values.json) ctx.print.json({ msg_id: result.id, duplicate: result.duplicate });
-        else {ctx.print.out(
-            `${result.duplicate ? "Already sent" : "Sent"} ${result.id} to ${rest[0]}`,
-          );}
-        return 0;
-      }
-      case "list": {
-        if (rest.length > 1) throw new UsageError("mail list takes at most one AGENT");
-        if (rest.length === 0) {
-          const boxes = mailboxes(bus);
-          if (values.json) ctx.print.json(boxes);
-          else if (boxes.length === 0) ctx.print.out("No mail yet.");
-          else {ctx.print.out(
-              table(
-                ["AGENT", "UNREAD", "TOTAL"],
-                boxes.map((b) => [b.agent, String(b.unread), String(b.total)]),
-              ),
-            );}
-          return 0;
-        }
-        const { messages, unread } = peekMailbox(
-          bus,
-          rest[0]!,
-          intOption(values.limit, "limit", 50, 1),
-        );
-        if (values.json) ctx.print.json({ agent: rest[0], unread, messages });
-        else if (messages.length === 0) ctx.print.out(`No unread mail for ${rest[0]}.`);
-        else {
-          ctx.print.out(
-            `${unread} unread for ${rest[0]}${
-              unread > messages.length ? ` (showing ${messages.length})` : ""
-            }:`,
-          );
-          for (const m of messages) {
-            ctx.print.out(
-              `${style.dim(m.id)} ${style.byName(m.from)} ${
-                style.dim(ago(m.created))
-              }: ${m.content}`,
-            );
-          }
-        }
-        return 0;
-      }
-      case "drain": {
-        if (rest.length !== 1) throw new UsageError("mail drain needs one AGENT");
-        const all = [];
-        for (;;) {
-          const { messages, hasMore } = await drainMail(bus, rest[0]!);
-          all.push(...messages);
-          if (!hasMore) break;
-        }
-        if (values.json) ctx.print.json(all);
-        else if (all.length === 0) ctx.print.out(`No unread mail for ${rest[0]}.`);
-        else {for (const m of all) {
-            ctx.print.out(`${style.dim(m.id)} ${style.byName(m.from)}: ${m.content}`);
-          }}
-        return 0;
-      }
+      case "send":
+        return await send(ctx, bus, rest, values);
+      case "list":
+        return list(ctx, bus, rest, values);
+      case "drain":
+        return await drain(ctx, bus, rest, values.json ?? false);
       case "peers": {
         const peers = registeredPeers(bus);
         if (values.json) ctx.print.json(peers);
@@ -121,3 +63,85 @@ export const mailCommand: Command = defineCommand({
     }
   },
 });
+
+/** `mail send TO TEXT|-`. */
+async function send(
+  ctx: CliContext,
+  bus: Bus,
+  rest: string[],
+  values: { from?: string | undefined; id?: string | undefined; json?: boolean | undefined },
+): Promise<number> {
+  if (rest.length !== 2) throw new UsageError("mail send needs TO and TEXT (or - for stdin)");
+  const content = rest[1] === "-" ? await new Response(ctx.io.stdin.readable).text() : rest[1]!;
+  const result = await sendMail(bus, {
+    from: values.from ?? "operator",
+    to: rest[0]!,
+    content,
+    format: "text",
+    source: "cli",
+    id: values.id,
+  });
+  if (values.json) ctx.print.json({ msg_id: result.id, duplicate: result.duplicate });
+  else ctx.print.out(`${result.duplicate ? "Already sent" : "Sent"} ${result.id} to ${rest[0]}`);
+  return 0;
+}
+
+/** `mail list [AGENT]`: every mailbox, or one agent's unread mail (without reading it). */
+function list(
+  ctx: CliContext,
+  bus: Bus,
+  rest: string[],
+  values: { limit?: string | undefined; json?: boolean | undefined },
+): number {
+  if (rest.length > 1) throw new UsageError("mail list takes at most one AGENT");
+  if (rest.length === 0) {
+    const boxes = mailboxes(bus);
+    if (values.json) ctx.print.json(boxes);
+    else if (boxes.length === 0) ctx.print.out("No mail yet.");
+    else {
+      ctx.print.out(
+        table(
+          ["AGENT", "UNREAD", "TOTAL"],
+          boxes.map((b) => [b.agent, String(b.unread), String(b.total)]),
+        ),
+      );
+    }
+    return 0;
+  }
+  const agent = rest[0]!;
+  const { messages, unread } = peekMailbox(bus, agent, intOption(values.limit, "limit", 50, 1));
+  if (values.json) ctx.print.json({ agent, unread, messages });
+  else if (messages.length === 0) ctx.print.out(`No unread mail for ${agent}.`);
+  else {
+    const style = ctx.print.style();
+    ctx.print.out(
+      `${unread} unread for ${agent}${
+        unread > messages.length ? ` (showing ${messages.length})` : ""
+      }:`,
+    );
+    for (const m of messages) {
+      ctx.print.out(
+        `${style.dim(m.id)} ${style.byName(m.from)} ${style.dim(ago(m.created))}: ${m.content}`,
+      );
+    }
+  }
+  return 0;
+}
+
+/** `mail drain AGENT`: read (and so mark read) all of an agent's unread mail. */
+async function drain(ctx: CliContext, bus: Bus, rest: string[], json: boolean): Promise<number> {
+  if (rest.length !== 1) throw new UsageError("mail drain needs one AGENT");
+  const all = [];
+  for (;;) {
+    const { messages, hasMore } = await drainMail(bus, rest[0]!);
+    all.push(...messages);
+    if (!hasMore) break;
+  }
+  if (json) ctx.print.json(all);
+  else if (all.length === 0) ctx.print.out(`No unread mail for ${rest[0]}.`);
+  else {
+    const style = ctx.print.style();
+    for (const m of all) ctx.print.out(`${style.dim(m.id)} ${style.byName(m.from)}: ${m.content}`);
+  }
+  return 0;
+}
