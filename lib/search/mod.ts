@@ -114,6 +114,55 @@ interface Candidate {
   semantic?: VectorHit;
 }
 
+/** A candidate in the results' order, with its fused score (hybrid only). */
+interface Ranked {
+  candidate: Candidate;
+  score?: number;
+}
+
+/**
+ * The query, trimmed, once the arguments are checked.
+ *
+ * @throws {BusError} `INVALID_ARGUMENT` for a blank or long query, a bad limit or period
+ */
+function checkedQuery(args: SearchArgs): string {
+  const query = args.query.trim();
+  if (!query) throw invalidArgument("query must be a non-empty string");
+  if (args.query.length > MAX_QUERY_CHARS) {
+    throw invalidArgument(`query exceeds max length (${MAX_QUERY_CHARS})`);
+  }
+  if (args.limit < 1 || args.limit > MAX_SEARCH_LIMIT) {
+    throw invalidArgument(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`);
+  }
+  if (args.since !== undefined && args.until !== undefined && args.since > args.until) {
+    throw invalidArgument("since must not be later than until");
+  }
+  return query;
+}
+
+/**
+ * The candidates in the order `mode` gives them: both rankings fused
+ * (hybrid), the semantic one, or the full-text one (also when semantic
+ * search had nothing to offer).
+ */
+function ranked(
+  mode: SearchArgs["mode"],
+  candidates: Map<string, Candidate>,
+  ftsHits: FtsHit[],
+  semantic: VectorHit[] | undefined,
+): Ranked[] {
+  if (mode === "hybrid" && semantic) {
+    const semanticIds = semantic.map((h) => h.messageId).filter((id) => candidates.has(id));
+    return reciprocalRankFusion([ftsHits.map((h) => h.message_id), semanticIds])
+      .map(({ id, score }) => ({ candidate: candidates.get(id)!, score }));
+  }
+  if (mode === "semantic" && semantic) {
+    return semantic.filter((h) => candidates.has(h.messageId))
+      .map((h) => ({ candidate: candidates.get(h.messageId)! }));
+  }
+  return ftsHits.map((h) => ({ candidate: candidates.get(h.message_id)! }));
+}
+
 /** Search, and the background indexer that keeps semantic search fed. One per process. */
 export class SearchEngine {
   readonly embeddings: EmbeddingsClient;
@@ -173,17 +222,7 @@ export class SearchEngine {
    * @throws {BusError} `INVALID_ARGUMENT` for a blank query or a bad limit
    */
   async search(args: SearchArgs, options: SearchOptions = {}): Promise<SearchResult> {
-    const query = args.query.trim();
-    if (!query) throw invalidArgument("query must be a non-empty string");
-    if (args.query.length > MAX_QUERY_CHARS) {
-      throw invalidArgument(`query exceeds max length (${MAX_QUERY_CHARS})`);
-    }
-    if (args.limit < 1 || args.limit > MAX_SEARCH_LIMIT) {
-      throw invalidArgument(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`);
-    }
-    if (args.since !== undefined && args.until !== undefined && args.since > args.until) {
-      throw invalidArgument("since must not be later than until");
-    }
+    const query = checkedQuery(args);
     const markers = options.highlight ?? ["«", "»"];
     const warnings: Warning[] = [];
     const pool = args.mode === "fts" ? args.limit : Math.max(args.limit * 2, 40);
@@ -194,56 +233,13 @@ export class SearchEngine {
     const useFts = args.mode !== "semantic" || semantic === undefined;
     const ftsHits = useFts ? this.#fts(query, args, pool) : [];
 
-    const candidates = new Map<string, Candidate>();
-    for (const hit of ftsHits) candidates.set(hit.message_id, { message: hit, fts: hit });
-    if (semantic) {
-      const missing = semantic.filter((h) => !candidates.has(h.messageId)).map((h) => h.messageId);
-      const found = new Map(
-        this.#store.read(() => messagesForResults(this.#store, missing, args))
-          .map((m) => [m.message_id, m]),
-      );
-      for (const hit of semantic) {
-        const existing = candidates.get(hit.messageId);
-        if (existing) existing.semantic = hit;
-        else if (found.has(hit.messageId)) {
-          candidates.set(hit.messageId, { message: found.get(hit.messageId)!, semantic: hit });
-        }
-      }
-    }
-
-    let ordered: { candidate: Candidate; score?: number }[];
-    if (args.mode === "hybrid" && semantic) {
-      const semanticIds = semantic.map((h) => h.messageId).filter((id) => candidates.has(id));
-      ordered = reciprocalRankFusion([ftsHits.map((h) => h.message_id), semanticIds])
-        .map(({ id, score }) => ({ candidate: candidates.get(id)!, score }));
-    } else if (args.mode === "semantic" && semantic) {
-      ordered = semantic.filter((h) => candidates.has(h.messageId))
-        .map((h) => ({ candidate: candidates.get(h.messageId)! }));
-    } else {
-      ordered = ftsHits.map((h) => ({ candidate: candidates.get(h.message_id)! }));
-    }
+    const candidates = this.#candidates(ftsHits, semantic, args);
+    const ordered = ranked(args.mode, candidates, ftsHits, semantic);
 
     const terms = highlightTerms(query);
-    let top = ordered.slice(0, args.limit);
-    if (args.includeContent) {
-      // Whole bodies: keep the result within the size a client passes to its model.
-      const budget = this.#config.toolResultMaxBytes;
-      const fit = countWithinBudget(
-        top,
-        ({ candidate }) => [candidate.message.topic_name, candidate.message.content_markdown],
-        budget,
-      );
-      if (fit < top.length) {
-        warnings.push({
-          code: "RESULTS_TRUNCATED",
-          message: `${top.length - fit} more result(s) left out to keep this result within ` +
-            `${budget} bytes; search again with a smaller limit, narrower filters or ` +
-            `include_content=false`,
-          context: { returned: fit, left_out: top.length - fit },
-        });
-        top = top.slice(0, fit);
-      }
-    }
+    const top = args.includeContent
+      ? this.#withinBudget(ordered.slice(0, args.limit), warnings)
+      : ordered.slice(0, args.limit);
     const results = top.map(({ candidate, score }) =>
       this.#toResult(candidate, { args, terms, markers, score })
     );
@@ -256,6 +252,49 @@ export class SearchEngine {
       count: results.length,
       warnings,
     };
+  }
+
+  /** The messages of the hits of either kind, each with its hits. */
+  #candidates(
+    ftsHits: FtsHit[],
+    semantic: VectorHit[] | undefined,
+    args: SearchArgs,
+  ): Map<string, Candidate> {
+    const candidates = new Map<string, Candidate>();
+    for (const hit of ftsHits) candidates.set(hit.message_id, { message: hit, fts: hit });
+    if (!semantic) return candidates;
+    const missing = semantic.filter((h) => !candidates.has(h.messageId)).map((h) => h.messageId);
+    const found = new Map(
+      this.#store.read(() => messagesForResults(this.#store, missing, args))
+        .map((m) => [m.message_id, m]),
+    );
+    for (const hit of semantic) {
+      const existing = candidates.get(hit.messageId);
+      if (existing) existing.semantic = hit;
+      else if (found.has(hit.messageId)) {
+        candidates.set(hit.messageId, { message: found.get(hit.messageId)!, semantic: hit });
+      }
+    }
+    return candidates;
+  }
+
+  /** With whole bodies, the first results that fit the size a client passes to its model. */
+  #withinBudget(top: Ranked[], warnings: Warning[]): Ranked[] {
+    const budget = this.#config.toolResultMaxBytes;
+    const fit = countWithinBudget(
+      top,
+      ({ candidate }) => [candidate.message.topic_name, candidate.message.content_markdown],
+      budget,
+    );
+    if (fit === top.length) return top;
+    warnings.push({
+      code: "RESULTS_TRUNCATED",
+      message: `${top.length - fit} more result(s) left out to keep this result within ` +
+        `${budget} bytes; search again with a smaller limit, narrower filters or ` +
+        `include_content=false`,
+      context: { returned: fit, left_out: top.length - fit },
+    });
+    return top.slice(0, fit);
   }
 
   #fts(query: string, args: SearchArgs, limit: number): FtsHit[] {
