@@ -297,15 +297,13 @@ async function apply(
     [entryChange, ...extraChanges(target, extras)],
     target.dryRun,
   );
-  const installing = entry !== undefined;
-  const alsoChanged = others.filter((o) => o.changed);
   if (target.json) {
     ctx.print.json({
       client: client.id,
       scope: target.scope,
       path,
       name,
-      action: installing ? "install" : "uninstall",
+      action: entry !== undefined ? "install" : "uninstall",
       changed: main!.changed,
       dry_run: target.dryRun,
       backup: main!.backup ?? null,
@@ -315,20 +313,39 @@ async function apply(
     });
     return 0;
   }
+  reportText(ctx, target, extras, { entry, previous, main: main!, others });
+  return 0;
+}
+
+/** What `install` changed (or, with `--dry-run`, would change), for a person. */
+function reportText(
+  ctx: CliContext,
+  target: Plan,
+  extras: Extras,
+  { entry, previous, main, others }: {
+    entry: Record<string, unknown> | undefined;
+    previous: unknown;
+    main: FileResult;
+    others: FileResult[];
+  },
+): void {
+  const { client, path, name } = target;
+  const installing = entry !== undefined;
+  const alsoChanged = others.filter((o) => o.changed);
   const where = `${client.title} (${target.scope} scope, ${path})`;
-  if (!main!.changed && alsoChanged.length === 0) {
+  if (!main.changed && alsoChanged.length === 0) {
     ctx.print.out(
       installing
         ? `"${name}" is already installed in ${where}; nothing changed.`
         : `"${name}" is not in ${where}; nothing changed.`,
     );
-    return 0;
+    return;
   }
   const done = installing ? (previous === undefined ? "added to" : "updated in") : "removed from";
   ctx.print.out(
     target.dryRun
       ? `Dry run, nothing written: "${name}" would be ${done} ${where}`
-      : `"${name}" ${main!.changed ? done : "unchanged in"} ${where}`,
+      : `"${name}" ${main.changed ? done : "unchanged in"} ${where}`,
   );
   if (entry) {
     // The file holds the database URL as given; what is printed never shows its password.
@@ -348,13 +365,12 @@ async function apply(
       `${target.dryRun ? "Would update" : "Updated"} ${other.path} (${what || "settings"})`,
     );
   }
-  for (const result of [main!, ...others]) {
+  for (const result of [main, ...others]) {
     if (result.backup) ctx.print.out(`Backup of the previous file: ${result.backup}`);
   }
   if (!target.dryRun) {
     ctx.print.err(`Restart ${client.title} (or start a new session) to load the change.`);
   }
-  return 0;
 }
 
 /** The `install` command. */
