@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { cli } from "../_helpers/cli.ts";
 import { hookShell, runHook, startFakeClient } from "../_helpers/hook.ts";
+import { startPeer } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
 const post = async (db: string, topic: string, text: string, as = "codex") => {
@@ -216,4 +217,21 @@ Deno.test("the hook never fails the client's turn: a broken database, bad input,
   const wrong = await runHook(hookShell(db, { client: "gemini", event: "Stop" }), {}, tmp.path);
   assert.equal(wrong.code, 1);
   assert.match(wrong.stderr, /Name a client and one of its events/);
+});
+
+Deno.test("a hook is answered over its own database, never by the resident bus of another database in the same directory", async () => {
+  await using tmp = await tmpDir();
+  const db = `${tmp.path}/bus.sqlite`;
+  // Another database's resident bus listens in this directory (its socket is the directory's).
+  await using elsewhere = await startPeer({ dbPath: `${tmp.path}/other.sqlite`, resident: true });
+  await elsewhere.ok("topic_create", { name: "elsewhere" });
+  await using claude = await startFakeClient(db, { cwd: tmp.path, topic: "mine", agent: "claude" });
+  await post(db, "mine", "For claude, in this database.");
+  const onStop = `AGENT_BUS_LOG_LEVEL=debug ${
+    hookShell(db, { client: "claude-code", event: "Stop" })
+  }`;
+  const run = await claude.hook(onStop, stop("s", tmp.path));
+  assert.equal(run.out.decision, "block", run.stderr);
+  assert.match(String(run.out.reason), /For claude, in this database\./);
+  assert.match(run.stderr, /another database/, "the record says why the bus did not answer");
 });

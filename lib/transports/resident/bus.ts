@@ -318,6 +318,10 @@ class ResidentBus {
       const error = `this bus is agent-bus ${VERSION}, the hook ${asked.version}`;
       return await reply({ ok: false, error, reason: "version" });
     }
+    if (asked.db !== this.#options.config.dbPath) {
+      const error = "this bus serves another database in the same directory";
+      return await reply({ ok: false, error, reason: "database" });
+    }
     this.#hooks++;
     this.#idleCheck();
     try {

@@ -43,7 +43,7 @@ export async function askResidentBus(
   if (!conn) return { failed: "no resident bus runs" };
   try {
     const { answer: reply } = await hello<HookReply>(conn, {
-      hook: { version: VERSION, ask, ppid },
+      hook: { version: VERSION, db: config.dbPath, ask, ppid },
     });
     return reply.ok ? { answer: reply.answer } : { failed: reply.error };
   } catch (error) {

@@ -36,11 +36,14 @@ export type Hello =
   | { stop: true };
 
 /**
- * A hook run asked of the bus. Only the version must match: what a hook is
- * told depends on the database alone, whatever the settings of the bus.
+ * A hook run asked of the bus. The version and the database must match
+ * (two SQLite files in one directory share its socket): what a hook is told
+ * depends on the database alone, whatever the other settings of the bus.
  */
 export interface HookHello {
   version: string;
+  /** The hook's database (`AGENT_BUS_DB` or `--db`, resolved). */
+  db: string;
   ask: HookAsk;
   /** The hook's parent (its client, or the shell the client ran it in). */
   ppid: number;
@@ -49,7 +52,7 @@ export interface HookHello {
 /** The bus's answer to a {@linkcode HookHello}: the hook's answer, or why there is none. */
 export type HookReply =
   | { ok: true; answer: HookAnswer }
-  | { ok: false; error: string; reason: "version" | "failed" };
+  | { ok: false; error: string; reason: "version" | "database" | "failed" };
 
 /** Who a session is, as its entry tells the bus. */
 export interface Attach {
