@@ -141,11 +141,14 @@ export async function sync(
   // Sending or acknowledging needs the write lock; a sync that only reads never waits for it.
   const first = items.length === 0 && args.ackThrough === undefined
     ? await quietRound(bus, identity, args, markIfWaiting)
-    : await write(bus, () => {
-      const round = syncRound(bus, identity, args, items);
-      markIfWaiting(round);
-      return round;
-    }, { topics: [args.topicId] });
+    : settlePending(
+      identity,
+      await write(bus, () => {
+        const round = syncRound(bus, identity, args, items);
+        markIfWaiting(round);
+        return round;
+      }, { topics: [args.topicId] }),
+    );
   const round = first.received.length === 0 && waitSeconds > 0
     ? await waitForUnread(bus, identity, args, {
       after: first,
@@ -317,8 +320,9 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   const topicId = topic.topic_id;
   let cursor = context.cursor!;
   // A read this session could not record (the write lock was held elsewhere) is recorded now.
+  // (The session forgets it only once this write has committed: a write run again, or one that
+  // fails and is read instead, still starts after it. See settlePending.)
   const pending = identity.pendingCursor;
-  identity.pendingCursor = undefined;
   if (pending !== undefined) {
     cursor = advanceCursor(store, identity, cursor, { topicId, to: pending, now });
   }
@@ -391,6 +395,18 @@ function foundTopic(topic: TopicRow | undefined, topicId: string): TopicRow {
     });
   }
   return topic;
+}
+
+/**
+ * After a committed round: the session's pending cursor, recorded by it,
+ * is forgotten (unless a read since moved it further). A transaction's
+ * function may run more than once, so it leaves the session as it found it.
+ */
+function settlePending(identity: Identity, round: Round): Round {
+  if (identity.pendingCursor !== undefined && identity.pendingCursor <= round.cursor.last_seq) {
+    identity.pendingCursor = undefined;
+  }
+  return round;
 }
 
 /**
@@ -503,7 +519,7 @@ async function quietRound(
       return round;
     }, { waitMs: READ_ONLY_AFTER_MS, topics: [args.topicId] });
     bus.changes.notify([args.topicId]);
-    return round;
+    return settlePending(identity, round);
   } catch (error) {
     if (!(error instanceof BusError && error.code === "DB_BUSY")) throw error;
     return bus.store.read(() => readRound(bus, identity, args));

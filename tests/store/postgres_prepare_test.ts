@@ -14,6 +14,8 @@
  */
 
 import assert from "node:assert/strict";
+import postgres from "postgres";
+import { TOPIC_LOCK_CLASS, topicLockKey } from "../../lib/store/postgres/locks.ts";
 import { connectAgent, post } from "../_helpers/chat.ts";
 import { connectInProcess } from "../_helpers/in_process.ts";
 import { readTopic } from "../_helpers/peer.ts";
@@ -54,5 +56,52 @@ await clusterTest(
       "message 1",
       "message 2",
     ]);
+  },
+);
+
+await clusterTest(
+  "a write run again for a statement new to its connection keeps what the session read while the topic was locked: nothing is delivered twice",
+  async (pg) => {
+    await using reader = await connectInProcess(pg.url, "peer");
+    await using writer = await connectInProcess(pg.url, "peer");
+    const topic = (await reader.ok("topic_create", { name: "read-while-locked" }))
+      .topic_id as string;
+    await reader.ok("topic_join", { agent_name: "reader", topic_id: topic });
+    await writer.ok("topic_join", { agent_name: "writer", topic_id: topic });
+    const send = (text: string) =>
+      writer.ok("sync", { topic_id: topic, outbox: [{ content_markdown: text }], wait_seconds: 0 });
+    const read = async () =>
+      ((await reader.ok("sync", { topic_id: topic, wait_seconds: 0 })).received as {
+        content_markdown: string;
+      }[]).map((m) => m.content_markdown);
+    await send("one");
+    await send("two");
+    // Another holds the topic's lock: the reader's sync reads without recording its cursor (the
+    // session keeps it, for its next write to record).
+    const other = postgres(pg.url, { max: 1, onnotice: () => {} });
+    try {
+      const held = Promise.withResolvers<void>();
+      const locked = Promise.withResolvers<void>();
+      const holding = other.begin(async (tx) => {
+        await tx.unsafe(
+          `SELECT pg_advisory_xact_lock(${TOPIC_LOCK_CLASS}, ${topicLockKey(topic)})`,
+        );
+        locked.resolve();
+        await held.promise;
+      });
+      await locked.promise;
+      assert.deepEqual(await read(), ["one", "two"]);
+      held.resolve();
+      await holding;
+      // Fresh connections: the reader's next write meets statements new to them, and runs again.
+      await other.unsafe(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity " +
+          "WHERE application_name = 'agent-bus' AND pid <> pg_backend_pid()",
+      );
+    } finally {
+      await other.end();
+    }
+    await send("three");
+    assert.deepEqual(await read(), ["three"]);
   },
 );
