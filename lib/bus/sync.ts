@@ -97,6 +97,8 @@ interface Round {
   sent: { message: Message; duplicate: boolean }[];
   received: Message[];
   hasMore: boolean;
+  /** Where the next read may start (see {@linkcode ownTail}), once the round has committed. */
+  readHint: Identity["readHint"];
 }
 
 interface PreparedItem {
@@ -141,7 +143,7 @@ export async function sync(
   // Sending or acknowledging needs the write lock; a sync that only reads never waits for it.
   const first = items.length === 0 && args.ackThrough === undefined
     ? await quietRound(bus, identity, args, markIfWaiting)
-    : settlePending(
+    : settle(
       identity,
       await write(bus, () => {
         const round = syncRound(bus, identity, args, items);
@@ -321,7 +323,7 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   let cursor = context.cursor!;
   // A read this session could not record (the write lock was held elsewhere) is recorded now.
   // (The session forgets it only once this write has committed: a write run again, or one that
-  // fails and is read instead, still starts after it. See settlePending.)
+  // fails and is read instead, still starts after it. See settle.)
   const pending = identity.pendingCursor;
   if (pending !== undefined) {
     cursor = advanceCursor(store, identity, cursor, { topicId, to: pending, now });
@@ -352,9 +354,14 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
       forward: false,
     });
   }
-  noteOwnTail(bus, identity, args, cursor.last_seq, read, latest);
   identity.lastCursor = cursor.last_seq;
-  return { cursor, sent: plan?.sent ?? [], received: read.received, hasMore: read.hasMore };
+  return {
+    cursor,
+    sent: plan?.sent ?? [],
+    received: read.received,
+    hasMore: read.hasMore,
+    readHint: ownTail(bus, args, cursor.last_seq, read, latest),
+  };
 }
 
 /**
@@ -398,14 +405,18 @@ function foundTopic(topic: TopicRow | undefined, topicId: string): TopicRow {
 }
 
 /**
- * After a committed round: the session's pending cursor, recorded by it,
- * is forgotten (unless a read since moved it further). A transaction's
- * function may run more than once, so it leaves the session as it found it.
+ * After a round: the session's pending cursor, recorded by it, is forgotten
+ * (unless a read since moved it further), and the read hint it found is
+ * kept. Called once the round's write has committed: a transaction's
+ * function may run more than once, or run and not commit, so it leaves the
+ * session as it found it (a hint from a send that was not stored would
+ * skip the messages that took its seqs).
  */
-function settlePending(identity: Identity, round: Round): Round {
+function settle(identity: Identity, round: Round): Round {
   if (identity.pendingCursor !== undefined && identity.pendingCursor <= round.cursor.last_seq) {
     identity.pendingCursor = undefined;
   }
+  if (round.readHint) identity.readHint = round.readHint;
   return round;
 }
 
@@ -424,7 +435,8 @@ function readRound(bus: Bus, identity: Identity, args: SyncArgs): Round {
   const read = unreadBatch(bus, identity, args, from);
   const through = args.autoAdvance && read.last !== undefined ? read.last : from;
   if (through > (stored?.last_seq ?? 0)) identity.pendingCursor = through;
-  noteOwnTail(bus, identity, args, through, read, undefined);
+  // (A read commits nothing: what it found holds at once.)
+  identity.readHint = ownTail(bus, args, through, read, undefined) ?? identity.readHint;
   identity.lastCursor = through;
   const cursor: CursorRow = stored ? { ...stored, last_seq: through } : {
     topic_id: topic.topic_id,
@@ -432,7 +444,7 @@ function readRound(bus: Bus, identity: Identity, args: SyncArgs): Round {
     last_seq: through,
     updated_at: bus.now(),
   };
-  return { cursor, sent: [], received: read.received, hasMore: read.hasMore };
+  return { cursor, sent: [], received: read.received, hasMore: read.hasMore, readHint: undefined };
 }
 
 /** What a round reads after `cursor`: one more than `max_items`, to know if there is more. */
@@ -481,20 +493,21 @@ function unreadBatch(
 }
 
 /**
- * Everything after the cursor is this peer's own: the next read can start
- * past it. `latest` is the topic's latest seq when the round already knows it.
+ * When everything after the cursor is this peer's own, the next read can
+ * start past it: that hint, else undefined. `latest` is the topic's latest
+ * seq when the round already knows it.
  */
-function noteOwnTail(
+function ownTail(
   bus: Bus,
-  identity: Identity,
   args: SyncArgs,
   cursor: number,
   read: { hasMore: boolean; last: number | undefined },
   latest: number | undefined,
-): void {
-  if (!args.includeSelf && !read.hasMore && (args.autoAdvance || read.last === undefined)) {
-    identity.readHint = { cursor, ownThrough: latest ?? latestSeq(bus.store, args.topicId) };
+): Identity["readHint"] {
+  if (args.includeSelf || read.hasMore || (!args.autoAdvance && read.last !== undefined)) {
+    return undefined;
   }
+  return { cursor, ownThrough: latest ?? latestSeq(bus.store, args.topicId) };
 }
 
 /** How long a sync that sends nothing waits for the write lock before it reads instead. */
@@ -519,7 +532,7 @@ async function quietRound(
       return round;
     }, { waitMs: READ_ONLY_AFTER_MS, topics: [args.topicId] });
     bus.changes.notify([args.topicId]);
-    return settlePending(identity, round);
+    return settle(identity, round);
   } catch (error) {
     if (!(error instanceof BusError && error.code === "DB_BUSY")) throw error;
     return bus.store.read(() => readRound(bus, identity, args));
