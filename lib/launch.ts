@@ -1,7 +1,8 @@
 /**
  * How this program starts a server process: this binary when it is a
- * compiled agent-bus, otherwise `deno run` of this checkout's `main.ts` with
- * the `serve` task's own flags (narrow permissions: reading and writing the
+ * compiled agent-bus, otherwise `deno run` of this checkout's `main.ts`
+ * (`entry.ts` for an MCP entry, `hook.ts` for a hook) with the `serve`
+ * task's own flags (narrow permissions: reading and writing the
  * database directory, reading what its workers load, `lib/` and
  * `deno.json`; the network only on loopback, or on the database server's
  * host for a `postgres://` URL). Paths are absolute, because clients start
@@ -97,6 +98,13 @@ const SEPARATOR = Deno.build.os === "windows" ? "\\" : "/";
 export const MAIN_PATH = `${CHECKOUT}${SEPARATOR}main.ts`;
 /** The hooks' own entry point (`hook.ts`), which loads only the hook. */
 export const HOOK_PATH = `${CHECKOUT}${SEPARATOR}hook.ts`;
+/** The MCP entry's own entry point (`entry.ts`), which loads only the relay to the bus. */
+export const ENTRY_PATH = `${CHECKOUT}${SEPARATOR}entry.ts`;
+
+/** The script of this checkout's that `args` run (`main.ts`, `entry.ts`, `hook.ts`), if any. */
+export function scriptOf(args: string[]): string | undefined {
+  return args.find((arg) => /(^|[\\/])(main|entry|hook)\.ts$/.test(arg));
+}
 
 /** How a client starts this server. */
 export function launchFor(options: LaunchOptions): Launch {
@@ -138,7 +146,7 @@ export function launchFor(options: LaunchOptions): Launch {
   if (options.env.HOME) env.HOME = options.env.HOME;
   const denoDir = options.denoDir ?? options.env.DENO_DIR;
   if (denoDir) env.DENO_DIR = denoDir;
-  const entry = options.entry ?? MAIN_PATH;
+  const entry = options.entry ?? (role === "entry" ? ENTRY_PATH : MAIN_PATH);
   const cached = options.denoDir ? ["--cached-only"] : [];
   // An entry that attaches starts the bus when none runs.
   const runs = [

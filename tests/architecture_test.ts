@@ -102,7 +102,7 @@ Deno.test("which profile does what is decided in lib/mcp/profiles alone: no prof
     `(===|!==)\\s*["'\`](${names})["'\`]|["'\`](${names})["'\`]\\s*(===|!==)|\\bcase\\s+["'\`](${names})["'\`]\\s*:`,
   );
   const offenders: string[] = [];
-  const files = [`${ROOT}main.ts`, `${ROOT}hook.ts`];
+  const files = [`${ROOT}main.ts`, `${ROOT}entry.ts`, `${ROOT}hook.ts`];
   for await (const path of walk(`${ROOT}lib`)) {
     if (!path.includes("/lib/mcp/profiles/")) files.push(path);
   }

@@ -161,29 +161,13 @@ export async function main(
 }
 
 /**
- * What an MCP client starts: a relay to the host's resident bus (loading
- * nothing else), unless it is told to serve alone (`--standalone`,
- * `AGENT_BUS_STANDALONE=1`): then a server in this process; also when there
- * can be no resident bus, or it could not be reached (said on stderr).
+ * What an MCP client starts: a relay to the host's resident bus
+ * (`attach.ts`), else a server in this process.
  */
 async function serve(args: string[], ctx: CliContext): Promise<number> {
-  const standalone = args.includes("--standalone");
-  if (!standalone && (ctx.config.resident.attach || args.includes("--resident"))) {
-    const { residentAddress } = await import("../transports/resident/protocol.ts");
-    const address = residentAddress(ctx.config);
-    if ("none" in address) {
-      ctx.log.info(`Serving in this process: ${address.none}`);
-    } else {
-      const { attachToResidentBus } = await import("../transports/resident/entry.ts");
-      const relayed = args.filter((arg) => arg !== "--resident");
-      const attached = await attachToResidentBus(relayed, ctx.env, ctx.config, address);
-      if ("code" in attached) {
-        if (attached.error) ctx.print.err(attached.error);
-        return attached.code;
-      }
-      ctx.log.warn(`Serving in this process: the resident bus: ${attached.failed}`);
-    }
-  }
+  const { attachFirst } = await import("./attach.ts");
+  const attached = await attachFirst(args, ctx.env, ctx.config, ctx.log, ctx.print.err);
+  if ("code" in attached) return attached.code;
   const { serveFromArgs } = await import("./commands/serve.ts");
   return await serveFromArgs(args, ctx);
 }

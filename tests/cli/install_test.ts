@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { parse as parseJsonc } from "jsonc-parser";
 import { parse as parseToml } from "smol-toml";
 import { cli } from "../_helpers/cli.ts";
-import { MAIN } from "../_helpers/peer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
+import { ENTRY_PATH } from "../../lib/launch.ts";
 
 interface Case {
   client: string;
@@ -153,7 +153,7 @@ for (const c of CASES) {
         ? ours.command as string[]
         : [ours.command as string, ...(ours.args as string[])];
       assert.equal(command, Deno.execPath());
-      assert.ok(args.includes(MAIN), "runs this checkout's main.ts");
+      assert.ok(args.includes(ENTRY_PATH), "runs this checkout's entry.ts");
       assert.ok(
         args.includes(`--allow-write=${tmp.path}/data`),
         "with write access to the database directory only",

@@ -15,6 +15,7 @@ import { inheritedEnv, MAIN, readTopic, startPeer, until } from "../_helpers/pee
 import { run } from "../_helpers/run.ts";
 import { storeLocation } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
+import { ENTRY_PATH } from "../../lib/launch.ts";
 
 const onPostgres = Deno.env.get("AGENT_BUS_TEST_STORE") === "postgres";
 
@@ -148,7 +149,7 @@ Deno.test({
     const result = await run(Deno.execPath(), [
       "run",
       "-A",
-      new URL("../../main.ts", import.meta.url).pathname,
+      ENTRY_PATH,
       "--resident",
       "--profile",
       "nonsense",

@@ -29,7 +29,7 @@ import { codexHookStatus, untrusted } from "../install/codex_trust.ts";
 import { timeInitialize } from "../install/startup_probe.ts";
 import { findExecutable } from "../path_lookup.ts";
 import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
-import { MAIN_PATH } from "../../launch.ts";
+import { scriptOf } from "../../launch.ts";
 import { shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../../transports/hook/protocols.ts";
 import { placesOf } from "./install.ts";
@@ -615,7 +615,7 @@ async function timeStopHook(command: string): Promise<number> {
 
 function isAgentBus(name: string, command: string, args: string[]): boolean {
   return /agent-bus/i.test(name) || /agent-bus/i.test(command.split(/[\\/]/).pop() ?? "") ||
-    args.some((arg) => arg === MAIN_PATH || /agent[-_]bus.*main\.ts$/.test(arg));
+    args.some((arg) => /agent[-_]bus.*(main|entry)\.ts$/.test(arg));
 }
 
 async function checkEntry(
@@ -632,7 +632,7 @@ async function checkEntry(
       fix: `\`agent-bus install ${clientIdOf(title)}\` again from the agent-bus you use now`,
     };
   }
-  const script = launch.args.find((arg) => arg.endsWith("main.ts"));
+  const script = scriptOf(launch.args);
   if (script && !exists(script)) {
     return {
       check: title,

@@ -9,6 +9,7 @@
 import { fileURLToPath } from "node:url";
 import {
   CHECKOUT,
+  ENTRY_PATH,
   HOOK_PATH,
   launchFor,
   type LaunchOptions,
@@ -56,6 +57,7 @@ export function hookCommand(
 /** The modules a server or hook started from source may load. */
 const ENTRY_MODULES = [
   MAIN_PATH,
+  ENTRY_PATH,
   HOOK_PATH,
   `${CHECKOUT}/lib/store/postgres/worker.ts`,
   `${CHECKOUT}/lib/transports/stdio_worker.ts`,
