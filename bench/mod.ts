@@ -92,11 +92,14 @@ async function runSome(names: string[]): Promise<void> {
     ];
   }
   if (names.includes("resident")) {
-    progress("resident bus against a process per agent: start-up, memory, delivery, 4 × 1");
+    progress(
+      "resident bus against a process per agent: start-up, memory, delivery, 4 × 1; SIGKILLs under traffic",
+    );
     results.resident = await benchResident(dir, {
       starts: size(20, 5),
       pings: size(300, 50),
       seconds: size(10, 3),
+      kills: size(20, 5),
     });
   }
   const table = partialTable(results);

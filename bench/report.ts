@@ -618,7 +618,9 @@ function hookRows(hooks: HooksResult): string[][] {
 }
 
 /** The resident bus against a process per agent (`resident.ts`), measured in the same run. */
-function residentRows({ standalone: s, resident: r, connections }: ResidentResult): string[][] {
+function residentRows(
+  { standalone: s, resident: r, connections, kills: k }: ResidentResult,
+): string[][] {
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
   const counts = (byAgents: Record<number, number>) =>
     Object.entries(byAgents).map(([agents, n]) => `${agents} → ${n}`).join(", ");
@@ -658,6 +660,15 @@ function residentRows({ standalone: s, resident: r, connections }: ResidentResul
       `${r.fourByOne.toFixed(0)} msg/s vs ${s.fourByOne.toFixed(0)} msg/s (${
         ratio(r.fourByOne, s.fourByOne)
       })`,
+    ],
+    [
+      `Resident bus: ${k.kills} SIGKILLs under ${k.agents} agents' traffic`,
+      "0 acknowledged lost, 0 duplicated, 0 `AGENT_NOT_JOINED`",
+      `${k.acknowledged} acknowledged: ${k.lost} lost, ${k.duplicated} duplicated, ${k.notJoined} ` +
+      `\`AGENT_NOT_JOINED\`, ${k.otherErrors} other errors; a call p50 ${ms(k.calls.p50)}, p99 ` +
+      `${ms(k.calls.p99)}, slowest ${ms(k.calls.max)}; a new bus ${
+        ms(k.restart.p50)
+      } after a kill (p50)`,
     ],
   ];
 }

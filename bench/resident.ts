@@ -6,13 +6,15 @@
  * of `sync` calls that send and wait), 4 agents sending one message per
  * call, and on PostgreSQL the connections a host holds for 1, 10 and 50
  * agents (standalone stops at 10: 50 would need more than a default
- * cluster's 100).
+ * cluster's 100). Then the resident bus alone: SIGKILLed again and again
+ * under 8 agents' traffic, what their calls got and what was kept.
  *
  * @module
  */
 
 import { type Peer, startPeer } from "../tests/_helpers/peer.ts";
 import { cli } from "../tests/_helpers/cli.ts";
+import { killsUnderTraffic } from "../tests/_helpers/resident.ts";
 import { type Distribution, distribution } from "./_stats.ts";
 import { pssMB } from "./_system.ts";
 import { benchThroughput } from "./throughput.ts";
@@ -33,12 +35,32 @@ export interface ResidentResult {
   resident: ModeResult;
   /** PostgreSQL connections of one host by number of agents; undefined without PostgreSQL. */
   connections?: { resident: Record<number, number>; standalone: Record<number, number> };
+  kills: KillsResult;
+}
+
+/** The bus SIGKILLed under agents' traffic: what their calls got, and what was kept. */
+export interface KillsResult {
+  agents: number;
+  kills: number;
+  acknowledged: number;
+  /** Acknowledged, and not in the topic afterwards. */
+  lost: number;
+  /** Stored more than once. */
+  duplicated: number;
+  /** Calls answered `AGENT_NOT_JOINED` (the session not carried on as the same agent). */
+  notJoined: number;
+  /** Calls that failed otherwise. */
+  otherErrors: number;
+  /** Every call's time (one send each). */
+  calls: Distribution;
+  /** From a kill until a new bus runs. */
+  restart: Distribution;
 }
 
 /** Run every figure for both modes, alternating where it can. */
 export async function benchResident(
   dir: string,
-  options: { starts: number; pings: number; seconds: number },
+  options: { starts: number; pings: number; seconds: number; kills: number },
 ): Promise<ResidentResult> {
   const dbPath = `${dir}/resident.sqlite`;
   // The bus runs before the resident starts are timed (the first entry starts it).
@@ -84,7 +106,34 @@ export async function benchResident(
     standalone: mode("standalone"),
     resident: mode("resident"),
     connections: await connectionsByAgents(),
+    kills: await killsOf(`${dir}/kills.sqlite`, 8, options.kills),
   };
+}
+
+/** `agents` agents send one message per call while their bus is SIGKILLed `kills` times. */
+async function killsOf(dbPath: string, agents: number, kills: number): Promise<KillsResult> {
+  const peers = await Promise.all(
+    Array.from({ length: agents }, () => startPeer({ dbPath, resident: true })),
+  );
+  try {
+    const outcome = await killsUnderTraffic(dbPath, {}, peers, { kills, between: 2 * agents });
+    const kept = new Set(outcome.stored);
+    const notJoined = outcome.errors.filter((e) => e.startsWith("AGENT_NOT_JOINED")).length;
+    return {
+      agents,
+      kills,
+      acknowledged: outcome.acknowledged.length,
+      lost: outcome.acknowledged.filter((content) => !kept.has(content)).length,
+      duplicated: outcome.stored.length - kept.size,
+      notJoined,
+      otherErrors: outcome.errors.length - notJoined,
+      calls: distribution(outcome.callMs),
+      restart: distribution(outcome.restartMs),
+    };
+  } finally {
+    await Promise.all(peers.map((peer) => peer.close()));
+    await cli(["bus", "stop"], { AGENT_BUS_DB: dbPath });
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * How this program starts a server process: this binary when it is a
  * compiled agent-bus, otherwise `deno run` of this checkout's `main.ts`
- * (`entry.ts` for an MCP entry, `hook.ts` for a hook) with the `serve`
+ * (`entry.ts` for an MCP entry, `hook.ts` bundled for a hook) with the `serve`
  * task's own flags (narrow permissions: reading and writing the
  * database directory, reading what its workers load, `lib/` and
  * `deno.json`; the network only on loopback, or on the database server's
@@ -96,14 +96,20 @@ export const CHECKOUT = import.meta.dirname!.replace(/[\\/]lib$/, "");
 const SEPARATOR = Deno.build.os === "windows" ? "\\" : "/";
 /** The main module of this checkout. */
 export const MAIN_PATH = `${CHECKOUT}${SEPARATOR}main.ts`;
-/** The hooks' own entry point (`hook.ts`), which loads only the hook. */
-export const HOOK_PATH = `${CHECKOUT}${SEPARATOR}hook.ts`;
+/**
+ * What hooks run from source: `hook.ts`, which loads only the hook, bundled
+ * into one module (`deno task bundle`; `scripts/bundle_hook.ts` says why).
+ */
+export const HOOK_PATH = ["lib", "cli", "hook", "hook.bundle.js"].reduce(
+  (path, name) => `${path}${SEPARATOR}${name}`,
+  CHECKOUT,
+);
 /** The MCP entry's own entry point (`entry.ts`), which loads only the relay to the bus. */
 export const ENTRY_PATH = `${CHECKOUT}${SEPARATOR}entry.ts`;
 
-/** The script of this checkout's that `args` run (`main.ts`, `entry.ts`, `hook.ts`), if any. */
+/** The script of this checkout's that `args` run (`main.ts`, `entry.ts`, the hook's), if any. */
 export function scriptOf(args: string[]): string | undefined {
-  return args.find((arg) => /(^|[\\/])(main|entry|hook)\.ts$/.test(arg));
+  return args.find((arg) => /(^|[\\/])(main\.ts|entry\.ts|hook\.bundle\.js)$/.test(arg));
 }
 
 /** How a client starts this server. */

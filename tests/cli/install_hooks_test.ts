@@ -232,8 +232,8 @@ Deno.test("doctor runs the installed stop hook and names a missing hook or anoth
   const hooks = settings.hooks as Record<string, Groups>;
   delete hooks.BeforeAgent;
   hooks.AfterAgent![0]!.hooks[0]!.command = hooks.AfterAgent![0]!.hooks[0]!.command.replace(
-    /^(.*?)hook\.ts/,
-    "$1missing-hook.ts",
+    /^(.*?)hook\.bundle\.js/,
+    "$1missing-hook.js",
   );
   await Deno.writeTextFile(path, JSON.stringify(settings));
   const missing = await cli(["doctor"], env);

@@ -11,7 +11,8 @@
 
 import assert from "node:assert/strict";
 import { cli } from "../_helpers/cli.ts";
-import { inheritedEnv, MAIN, readTopic, startPeer, until } from "../_helpers/peer.ts";
+import { inheritedEnv, MAIN, startPeer, until } from "../_helpers/peer.ts";
+import { busStatus, killsUnderTraffic } from "../_helpers/resident.ts";
 import { run } from "../_helpers/run.ts";
 import { storeLocation } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -19,21 +20,12 @@ import { ENTRY_PATH } from "../../lib/launch.ts";
 
 const onPostgres = Deno.env.get("AGENT_BUS_TEST_STORE") === "postgres";
 
-/** `agent-bus bus status --json` for the database at `db`. */
-async function status(db: string, env: Record<string, string> = {}) {
-  const result = await cli(["bus", "status", "--json"], { AGENT_BUS_DB: db, ...env });
-  assert.equal(result.code, 0, result.stderr);
-  return JSON.parse(result.stdout) as {
-    running: boolean;
-    pid?: number;
-    sessions?: number;
-    socket: string;
-  };
-}
-
 /** Until the bus of `db` no longer runs (its process gone too). */
 async function gone(db: string, pid: number) {
-  await until(async () => !(await status(db)).running, { timeoutMs: 30_000, what: "the bus ends" });
+  await until(async () => !(await busStatus(db)).running, {
+    timeoutMs: 30_000,
+    what: "the bus ends",
+  });
   await until(() => {
     try {
       Deno.kill(pid, "SIGCONT");
@@ -54,7 +46,7 @@ async function residentPeers(path: string, count: number, idleMs = 60_000) {
   const peers = await Promise.all(
     Array.from({ length: count }, () => startPeer({ dbPath: db, resident: true, env })),
   );
-  const { pid, socket } = await status(db, env);
+  const { pid, socket } = await busStatus(db, env);
   return { db, env, peers, pid: pid!, socket, peer: peers[0]! };
 }
 
@@ -64,7 +56,7 @@ Deno.test({
     await using tmp = await tmpDir();
     const { db, env, peers } = await residentPeers(tmp.path, 16);
     try {
-      const bus = await status(db, env);
+      const bus = await busStatus(db, env);
       assert.equal(bus.running, true);
       assert.equal(
         bus.sessions,
@@ -156,7 +148,7 @@ Deno.test({
     ], { AGENT_BUS_DB: storeLocation(db), ...env });
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /--profile must be one of/);
-    assert.equal((await status(db, env)).pid, pid, "served by the bus that runs");
+    assert.equal((await busStatus(db, env)).pid, pid, "served by the bus that runs");
     await peer.close();
     await gone(db, pid);
   },
@@ -196,61 +188,17 @@ Deno.test({
   async fn() {
     await using tmp = await tmpDir();
     const { db, env, peers } = await residentPeers(tmp.path, 4);
-    let traffic: Promise<void>[] = [];
-    let stopped = false;
     try {
-      const { topic_id } = await peers[0]!.ok("topic_create", { name: "kills" });
-      for (const [i, peer] of peers.entries()) {
-        await peer.ok("topic_join", { agent_name: `agent-${i}`, topic_id });
-      }
-      let killing = true;
-      const acknowledged: string[] = [];
-      const errors: string[] = [];
-      traffic = peers.map(async (peer, i) => {
-        for (let n = 0; !stopped && (killing || n < 5); n++) {
-          const result = await peer.call("sync", {
-            topic_id,
-            outbox: [{ content_markdown: `agent ${i} message ${n}` }],
-            wait_seconds: 0,
-          }).catch((error) => {
-            throw new Error(`agent ${i}'s entry: ${error}\n${peer.stderr()}`);
-          });
-          const content = result.structuredContent as {
-            sent?: { message: { content_markdown: string } }[];
-            error?: { code: string; message: string };
-          };
-          if (result.isError) errors.push(`${content.error?.code}: ${content.error?.message}`);
-          else acknowledged.push(...content.sent!.map((s) => s.message.content_markdown));
-        }
+      const { acknowledged, errors, stored } = await killsUnderTraffic(db, env, peers, {
+        kills: 5,
+        between: 8,
       });
-      for (let kill = 0; kill < 5; kill++) {
-        const before = acknowledged.length;
-        // (A bus starting from source after a kill takes seconds on a busy machine.)
-        await until(() => acknowledged.length >= before + 8, {
-          timeoutMs: 60_000,
-          what: "traffic on the bus",
-        });
-        const { pid } = await status(db, env);
-        Deno.kill(pid!, "SIGKILL");
-        await until(async () => {
-          const now = await status(db, env);
-          return now.running && now.pid !== pid;
-        }, { timeoutMs: 60_000, what: "a new bus" });
-      }
-      killing = false;
-      await Promise.all(traffic);
       assert.deepEqual(errors, [], "every call was answered, none as a stranger");
-      await using auditor = await startPeer({ dbPath: db });
-      await auditor.ok("topic_join", { agent_name: "auditor", topic_id });
-      const stored = (await readTopic(auditor, topic_id)).map((m) => m.content_markdown);
       const kept = new Set(stored);
       assert.deepEqual(acknowledged.filter((c) => !kept.has(c)), [], "0 acknowledged lost");
       assert.equal(kept.size, stored.length, "nothing stored twice");
       assert.ok(acknowledged.length >= 40, `traffic went on (${acknowledged.length} acknowledged)`);
     } finally {
-      // The traffic ends before its entries do, so a failure above is the one reported.
-      stopped = true;
-      await Promise.allSettled(traffic);
       await Promise.all(peers.map((peer) => peer.close()));
       await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
     }
@@ -266,7 +214,7 @@ Deno.test("an entry's client hears what was wrong with the bus's settings, as fr
     timeoutMs: 10_000,
     what: `the warning on the entry's stderr:\n${peer.stderr()}`,
   });
-  assert.notEqual((await status(db, env)).pid, peer.pid, "served by the bus");
+  assert.notEqual((await busStatus(db, env)).pid, peer.pid, "served by the bus");
   await peer.close();
 });
 
@@ -286,9 +234,9 @@ Deno.test("a bus with a short idle time waits for its first session (its starter
   assert.match(said.value ?? "", /^listening /);
   // Ten idle times pass before anyone attaches (a starter on a busy machine).
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  assert.equal((await status(db, env)).running, true, "still there for its first session");
+  assert.equal((await busStatus(db, env)).running, true, "still there for its first session");
   await using peer = await startPeer({ dbPath: db, resident: true, env });
-  assert.equal((await status(db, env)).pid, bus.pid, "and the entry attached to it");
+  assert.equal((await busStatus(db, env)).pid, bus.pid, "and the entry attached to it");
   await peer.close();
   assert.equal((await bus.status).code, 0, "it ended by itself once idle after that");
 });

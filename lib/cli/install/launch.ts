@@ -33,7 +33,7 @@ export function shellQuote(word: string): string {
 
 /**
  * The shell command a client runs as a hook: `agent-bus hook <client>
- * <event> --db <database>` (from source, `hook.ts <client> <event> ...`),
+ * <event> --db <database>` (from source, `hook.bundle.js <client> <event> ...`),
  * with the environment it needs written in front of it (clients such as
  * Gemini CLI run hooks with a sanitized environment) and, from source, the
  * server's permissions plus the process tree (to find the client's process
