@@ -11,7 +11,7 @@ import { serveResidentBus } from "../../transports/resident/bus.ts";
 import {
   closeQuietly,
   connect,
-  hello,
+  exchange,
   residentAddress,
   SESSION_SETTINGS,
   settingsKey,
@@ -60,15 +60,15 @@ export const busCommand = defineCommand({
     }
     const conn = await connect(address.socket);
     // (A bus that dies as it is asked counts as none.)
-    const said = conn && await hello(conn, what === "stop" ? { stop: true } : { status: true })
-      .catch(() => undefined);
+    const answer = conn &&
+      await exchange(conn, what === "stop" ? { stop: true } : { status: true })
+        .catch(() => undefined);
     if (conn) closeQuietly(conn);
-    if (!said) {
+    if (!answer) {
       if (values.json) ctx.print.out(JSON.stringify({ running: false, socket: address.socket }));
       else ctx.print.out(`No resident bus runs for ${ctx.config.dbPath} (${address.socket})`);
       return what === "status" ? 0 : 1;
     }
-    const { answer } = said;
     if (!answer.ok) throw new Error(answer.error);
     const bus = answer.bus;
     if (values.json) ctx.print.out(JSON.stringify({ running: what === "status", ...bus }));

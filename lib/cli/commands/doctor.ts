@@ -36,7 +36,7 @@ import { placesOf } from "./install.ts";
 import {
   closeQuietly,
   connect,
-  hello,
+  exchange,
   residentAddress,
 } from "../../transports/resident/protocol.ts";
 
@@ -111,10 +111,9 @@ async function checkResidentBus(ctx: CliContext): Promise<Finding> {
       detail: `not running (entries installed with --resident start it; ${address.socket})`,
     };
   }
-  const said = await hello(conn, { status: true }).catch(() => undefined);
+  const answer = await exchange(conn, { status: true }).catch(() => undefined);
   closeQuietly(conn);
-  if (!said) return { check, status: "info", detail: "not running (it ended as it was asked)" };
-  const { answer } = said;
+  if (!answer) return { check, status: "info", detail: "not running (it ended as it was asked)" };
   if (!answer.ok) return { check, status: "warn", detail: answer.error };
   const { bus } = answer;
   const older = bus.version !== PACKAGE_VERSION;

@@ -647,7 +647,7 @@ var deno_default = {
     },
     check: {
       description: "Type-check every module",
-      command: "deno check main.ts hook.ts lib/ tests/ bench/ scripts/"
+      command: "deno check main.ts entry.ts hook.ts lib/ tests/ bench/ scripts/"
     },
     ok: {
       description: "The gate before every commit: format, lint, types, tests",
@@ -763,49 +763,22 @@ function residentAddress(config) {
     lock: `${dir}/agent-bus.lock`
   };
 }
-async function firstLine(readable) {
-  const reader = readable.getReader();
+async function exchange(conn, message) {
+  const bytes = lineOf(message);
+  for (let done = 0; done < bytes.length; ) done += await conn.write(bytes.subarray(done));
   const chunks = [];
   let size = 0;
   for (; ; ) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the connection closed before its first line");
-    const newline = value.indexOf(10);
-    if (newline < 0) {
-      chunks.push(value);
-      size += value.length;
-      if (size > MAX_HELLO_BYTES) throw new Error("the first line is too long");
-      continue;
-    }
-    chunks.push(value.subarray(0, newline));
-    const left = value.subarray(newline + 1);
-    const line = new TextDecoder().decode(concat(chunks));
-    const rest = new ReadableStream({
-      start(controller) {
-        if (left.length > 0) controller.enqueue(left);
-      },
-      async pull(controller) {
-        const next = await reader.read();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-      cancel: (reason) => reader.cancel(reason)
-    });
-    return {
-      line,
-      rest
-    };
+    const buffer = new Uint8Array(64 * 1024);
+    const n = await conn.read(buffer);
+    if (n === null) throw new Error("the connection closed before its answer");
+    const chunk = buffer.subarray(0, n);
+    const newline = chunk.indexOf(10);
+    chunks.push(newline < 0 ? chunk : chunk.subarray(0, newline));
+    size += n;
+    if (newline >= 0) return JSON.parse(new TextDecoder().decode(concat(chunks)));
+    if (size > MAX_HELLO_BYTES) throw new Error("the answer is too long");
   }
-}
-async function hello(conn, message) {
-  const writer = conn.writable.getWriter();
-  await writer.write(lineOf(message));
-  writer.releaseLock();
-  const { line, rest } = await firstLine(conn.readable);
-  return {
-    answer: JSON.parse(line),
-    rest
-  };
 }
 async function connect(socket) {
   try {
@@ -850,12 +823,13 @@ async function askResidentBus(config, ask, ppid) {
     failed: "no resident bus runs"
   };
   try {
-    const { answer: reply } = await hello(conn, {
+    const reply = await exchange(conn, {
       hook: {
         version: VERSION,
         db: config.dbPath,
         ask,
-        ppid
+        ppid,
+        pid: Deno.pid
       }
     });
     return reply.ok ? {
@@ -872,7 +846,7 @@ async function askResidentBus(config, ask, ppid) {
   }
 }
 
-// lib/cli/hook/record.ts
+// lib/transports/hook/record.ts
 var MAX_RECORD_BYTES = 1024 * 1024;
 var RECORD_FILE = "hooks.log";
 function recordDir(config, env) {
@@ -884,10 +858,10 @@ function recordDir(config, env) {
   }
   return directoryOf(path);
 }
-function writeRecord(dir, trace, debug) {
+function writeRecord(dir, trace, debug, pid = Deno.pid) {
   const line = JSON.stringify({
     at: (/* @__PURE__ */ new Date()).toISOString(),
-    pid: Deno.pid,
+    pid,
     ...trace
   });
   if (debug) Deno.stderr.writeSync(new TextEncoder().encode(`agent-bus hook: ${line}
@@ -926,9 +900,12 @@ Options:
 async function readInput(stdin) {
   const chunks = [];
   let size = 0;
-  for await (const chunk of stdin) {
-    if (size < MAX_INPUT_BYTES) chunks.push(chunk);
-    size += chunk.length;
+  for (; ; ) {
+    const buffer = new Uint8Array(64 * 1024);
+    const n = await stdin.read(buffer);
+    if (n === null) break;
+    if (size < MAX_INPUT_BYTES) chunks.push(buffer.subarray(0, n));
+    size += n;
   }
   if (size > MAX_INPUT_BYTES) return "{}";
   const all = new Uint8Array(size);
@@ -1030,7 +1007,8 @@ ${HOOK_USAGE}`);
       }, log);
       answer.trace.noBus = viaBus.failed;
     }
-    writeRecord(recordDir(config, env), answer.trace, config.logLevel === "debug");
+    const dir = "answer" in viaBus ? void 0 : recordDir(config, env);
+    writeRecord(dir, answer.trace, config.logLevel === "debug");
     return {
       stdout: answer.stdout,
       code: 0
@@ -1044,7 +1022,7 @@ ${HOOK_USAGE}`);
   }
 }
 async function main(args, env) {
-  const outcome = await runHook(args, env, Deno.stdin.readable);
+  const outcome = await runHook(args, env, Deno.stdin);
   const text = typeof outcome.stdout === "string" ? outcome.stdout : JSON.stringify(outcome.stdout);
   await Deno.stdout.write(new TextEncoder().encode(`${text}
 `));

@@ -7,7 +7,8 @@
  * the bus has the database open and hears commits in process), and
  * otherwise answers over the database itself (`here.ts`, loaded only then);
  * a bus that goes away mid-run leaves the rest of the on-call wait to the
- * database. Each run's answer and why go to the hook record (`record.ts`).
+ * database. Each run's answer and why go to the hook record
+ * (`lib/transports/hook/record.ts`), which the bus writes when it answers.
  *
  * It loads only what it needs (it runs on every turn), speaks only JSON on
  * stdout, and never fails the client's turn: on any internal error it
@@ -26,7 +27,7 @@ import {
   PROTOCOLS,
 } from "../../transports/hook/protocols.ts";
 import { askResidentBus } from "../../transports/resident/hook_ask.ts";
-import { recordDir, writeRecord } from "./record.ts";
+import { recordDir, writeRecord } from "../../transports/hook/record.ts";
 
 /** Stops blocked in a row unless `--max-blocks` says otherwise. */
 export const DEFAULT_MAX_BLOCKS = 5;
@@ -52,12 +53,20 @@ export interface HookOutcome {
   code: number;
 }
 
-async function readInput(stdin: ReadableStream<Uint8Array>): Promise<string> {
+/** Where the hook reads its input: stdin, read directly (streams cost a fresh process milliseconds). */
+export interface HookInput {
+  read(buffer: Uint8Array): Promise<number | null>;
+}
+
+async function readInput(stdin: HookInput): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of stdin) {
-    if (size < MAX_INPUT_BYTES) chunks.push(chunk);
-    size += chunk.length;
+  for (;;) {
+    const buffer = new Uint8Array(64 * 1024);
+    const n = await stdin.read(buffer);
+    if (n === null) break;
+    if (size < MAX_INPUT_BYTES) chunks.push(buffer.subarray(0, n));
+    size += n;
   }
   if (size > MAX_INPUT_BYTES) return "{}";
   const all = new Uint8Array(size);
@@ -123,7 +132,7 @@ function positiveInt(value: string | undefined, name: string, max: number, fallb
 export async function runHook(
   args: string[],
   env: Record<string, string | undefined>,
-  stdin: ReadableStream<Uint8Array>,
+  stdin: HookInput,
 ): Promise<HookOutcome> {
   const started = performance.now();
   const log = createLogger("warn", { name: "agent-bus hook" });
@@ -162,7 +171,9 @@ export async function runHook(
       answer = await answerHere(config, { ...ask, wait: left }, log);
       answer.trace.noBus = viaBus.failed;
     }
-    writeRecord(recordDir(config, env), answer.trace, config.logLevel === "debug");
+    // (The bus wrote the record of what it answered: a warm process writes it faster.)
+    const dir = "answer" in viaBus ? undefined : recordDir(config, env);
+    writeRecord(dir, answer.trace, config.logLevel === "debug");
     return { stdout: answer.stdout, code: 0 };
   } catch (error) {
     // Never fail the client's turn: say what went wrong and let it go on.
@@ -173,7 +184,7 @@ export async function runHook(
 
 /** The entry point of `agent-bus hook`: prints the outcome and returns the exit code. */
 export async function main(args: string[], env: Record<string, string | undefined>) {
-  const outcome = await runHook(args, env, Deno.stdin.readable);
+  const outcome = await runHook(args, env, Deno.stdin);
   const text = typeof outcome.stdout === "string" ? outcome.stdout : JSON.stringify(outcome.stdout);
   await Deno.stdout.write(new TextEncoder().encode(`${text}\n`));
   return outcome.code;

@@ -64,7 +64,7 @@ export interface HookAsk {
   maxBlocks: number;
 }
 
-/** What a run saw and decided (kept in the hook record, `lib/cli/hook/record.ts`). */
+/** What a run saw and decided (kept in the hook record, `record.ts`). */
 export interface HookTrace {
   client: string;
   event: string;

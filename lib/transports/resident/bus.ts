@@ -12,7 +12,8 @@
  * hooks read) names the entry and its client, as a process of its own
  * would have named itself.
  *
- * It also answers hook runs (`hook_ask.ts`), over the same host.
+ * It also answers hook runs (`hook_ask.ts`), over the same host, and keeps
+ * their record (`../hook/record.ts`).
  *
  * It says `listening` on stdout once it accepts connections (its starter
  * waits for that line), ends by itself when it has had no session for
@@ -34,6 +35,7 @@ import type { StdioSession } from "../stdio_session.ts";
 import { StdioTransport } from "../stdio_transport.ts";
 import { inProcessHost, type SessionChoice, type SessionHost, sessionLog } from "./host.ts";
 import { workerHost } from "./worker_host.ts";
+import { recordDir, writeRecord } from "../hook/record.ts";
 import {
   type Attach,
   type BusStatus,
@@ -327,7 +329,11 @@ class ResidentBus {
     try {
       const attached = [...this.#sessions.values()];
       const answer = await this.#host.answerHook(asked.ask, { ppid: asked.ppid, attached });
-      await reply({ ok: true, answer: { ...answer, trace: { ...answer.trace, by: "bus" } } });
+      const trace = { ...answer.trace, by: "bus" as const };
+      // The record is written before the reply: once the hook has exited, it is there.
+      const { config } = this.#options;
+      writeRecord(recordDir(config, { HOME: config.resident.home }), trace, false, asked.pid);
+      await reply({ ok: true, answer: { ...answer, trace } });
     } catch (error) {
       await reply({
         ok: false,

@@ -26,6 +26,7 @@ import {
   type Attach,
   closeQuietly,
   connect,
+  exchange,
   hello,
   type ResidentAddress,
   SESSION_SETTINGS,
@@ -134,9 +135,9 @@ async function startAndConnect(
   await lock.lock(true);
   const running = await connect(address.socket);
   if (running) {
-    const status = await hello(running, { status: true }).catch(() => undefined);
+    const status = await exchange(running, { status: true }).catch(() => undefined);
     closeQuietly(running);
-    if (status?.answer.ok && status.answer.bus.version === attach.version) {
+    if (status?.ok && status.bus.version === attach.version) {
       const conn = await connect(address.socket);
       if (conn) return conn;
     }

@@ -15,7 +15,7 @@ import type { HookAnswer, HookAsk } from "../hook/answer.ts";
 import {
   closeQuietly,
   connect,
-  hello,
+  exchange,
   type HookReply,
   residentAddress,
   VERSION,
@@ -42,8 +42,8 @@ export async function askResidentBus(
   }
   if (!conn) return { failed: "no resident bus runs" };
   try {
-    const { answer: reply } = await hello<HookReply>(conn, {
-      hook: { version: VERSION, db: config.dbPath, ask, ppid },
+    const reply = await exchange<HookReply>(conn, {
+      hook: { version: VERSION, db: config.dbPath, ask, ppid, pid: Deno.pid },
     });
     return reply.ok ? { answer: reply.answer } : { failed: reply.error };
   } catch (error) {

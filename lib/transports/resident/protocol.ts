@@ -47,6 +47,8 @@ export interface HookHello {
   ask: HookAsk;
   /** The hook's parent (its client, or the shell the client ran it in). */
   ppid: number;
+  /** The hook's own process (its record names it). */
+  pid: number;
 }
 
 /** The bus's answer to a {@linkcode HookHello}: the hook's answer, or why there is none. */
@@ -194,7 +196,36 @@ export async function firstLine(
   }
 }
 
-/** Say `message` on `conn` and read the bus's answer. */
+/**
+ * Say `message` on `conn` and read the bus's one-line answer, for a
+ * connection that says nothing more (a hook run, a status, a stop). It
+ * reads and writes the connection directly: a hook runs on every turn, and
+ * setting up streams in a fresh process costs it milliseconds.
+ *
+ * @throws {Error} when the connection ends before a whole line, or the line is too long
+ */
+export async function exchange<Answer = Welcome>(
+  conn: Deno.UnixConn,
+  message: Hello,
+): Promise<Answer> {
+  const bytes = lineOf(message);
+  for (let done = 0; done < bytes.length;) done += await conn.write(bytes.subarray(done));
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const buffer = new Uint8Array(64 * 1024);
+    const n = await conn.read(buffer);
+    if (n === null) throw new Error("the connection closed before its answer");
+    const chunk = buffer.subarray(0, n);
+    const newline = chunk.indexOf(10);
+    chunks.push(newline < 0 ? chunk : chunk.subarray(0, newline));
+    size += n;
+    if (newline >= 0) return JSON.parse(new TextDecoder().decode(concat(chunks))) as Answer;
+    if (size > MAX_HELLO_BYTES) throw new Error("the answer is too long");
+  }
+}
+
+/** Say `message` on `conn` and read the bus's answer, then what follows it (a session). */
 export async function hello<Answer = Welcome>(
   conn: Deno.UnixConn,
   message: Hello,

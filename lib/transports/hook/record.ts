@@ -13,7 +13,7 @@
 
 import { directoryOf } from "../../strings.ts";
 import { homeDir, type ResolvedConfig } from "../../config.ts";
-import type { HookTrace } from "../../transports/hook/answer.ts";
+import type { HookTrace } from "./answer.ts";
 
 /** Size at which `hooks.log` is moved to `hooks.log.1` and started again. */
 export const MAX_RECORD_BYTES = 1024 * 1024;
@@ -34,9 +34,17 @@ export function recordDir(
   return directoryOf(path);
 }
 
-/** Append `trace` to the record in `dir` (see the module's note); never throws. */
-export function writeRecord(dir: string | undefined, trace: HookTrace, debug: boolean): void {
-  const line = JSON.stringify({ at: new Date().toISOString(), pid: Deno.pid, ...trace });
+/**
+ * Append `trace` of the hook process `pid` to the record in `dir` (see the
+ * module's note); never throws.
+ */
+export function writeRecord(
+  dir: string | undefined,
+  trace: HookTrace,
+  debug: boolean,
+  pid = Deno.pid,
+): void {
+  const line = JSON.stringify({ at: new Date().toISOString(), pid, ...trace });
   if (debug) Deno.stderr.writeSync(new TextEncoder().encode(`agent-bus hook: ${line}\n`));
   if (dir === undefined) return;
   const path = `${dir}/${RECORD_FILE}`;

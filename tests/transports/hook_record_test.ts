@@ -10,7 +10,7 @@ import {
   RECORD_FILE,
   recordDir,
   writeRecord,
-} from "../../lib/cli/hook/record.ts";
+} from "../../lib/transports/hook/record.ts";
 import type { HookTrace } from "../../lib/transports/hook/answer.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
