@@ -15,6 +15,8 @@
  * @module
  */
 
+import type { ChunkReader } from "./direct_io.ts";
+
 /**
  * How long the body of a `Content-Length` frame may pause before it is
  * given up: a client writes a message in one go, so a pause this long means
@@ -178,7 +180,7 @@ export function concat(parts: Uint8Array[]): Uint8Array {
  * body that pauses for `stallMs` given up and read as lines.
  */
 export async function* framesOf(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
+  reader: ChunkReader,
   maxBytes: number,
   stallMs = BODY_STALL_MS,
 ): AsyncGenerator<Frame> {

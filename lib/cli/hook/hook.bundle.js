@@ -732,6 +732,43 @@ function concat(parts) {
   return out;
 }
 
+// lib/transports/direct_io.ts
+var CHUNK_BYTES = 64 * 1024;
+function chunkReader(source, first) {
+  let pending = first && first.length > 0 ? first : void 0;
+  return {
+    async read() {
+      if (pending) {
+        const value = pending;
+        pending = void 0;
+        return {
+          done: false,
+          value
+        };
+      }
+      const buffer = new Uint8Array(CHUNK_BYTES);
+      const n = await source.read(buffer).catch(() => null);
+      return n === null ? {
+        done: true,
+        value: void 0
+      } : {
+        done: false,
+        value: buffer.subarray(0, n)
+      };
+    }
+  };
+}
+async function writeAll(sink, bytes) {
+  for (let done = 0; done < bytes.length; ) done += await sink.write(bytes.subarray(done));
+}
+async function* chunksOf(reader) {
+  for (; ; ) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    yield value;
+  }
+}
+
 // lib/version.ts
 var PACKAGE_VERSION = deno_default.version;
 
@@ -763,22 +800,49 @@ function residentAddress(config) {
     lock: `${dir}/agent-bus.lock`
   };
 }
-async function exchange(conn, message) {
-  const bytes = lineOf(message);
-  for (let done = 0; done < bytes.length; ) done += await conn.write(bytes.subarray(done));
+async function firstLine(reader) {
   const chunks = [];
   let size = 0;
   for (; ; ) {
-    const buffer = new Uint8Array(64 * 1024);
-    const n = await conn.read(buffer);
-    if (n === null) throw new Error("the connection closed before its answer");
-    const chunk = buffer.subarray(0, n);
-    const newline = chunk.indexOf(10);
-    chunks.push(newline < 0 ? chunk : chunk.subarray(0, newline));
-    size += n;
-    if (newline >= 0) return JSON.parse(new TextDecoder().decode(concat(chunks)));
-    if (size > MAX_HELLO_BYTES) throw new Error("the answer is too long");
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the connection closed before its first line");
+    const newline = value.indexOf(10);
+    if (newline < 0) {
+      chunks.push(value);
+      size += value.length;
+      if (size > MAX_HELLO_BYTES) throw new Error("the first line is too long");
+      continue;
+    }
+    chunks.push(value.subarray(0, newline));
+    let left = value.subarray(newline + 1);
+    const line = new TextDecoder().decode(concat(chunks));
+    const rest = {
+      read() {
+        const first = left;
+        left = void 0;
+        return first?.length ? Promise.resolve({
+          done: false,
+          value: first
+        }) : reader.read();
+      },
+      cancel: (reason) => reader.cancel?.(reason) ?? Promise.resolve()
+    };
+    return {
+      line,
+      rest
+    };
   }
+}
+async function exchange(conn, message) {
+  return (await hello(conn, message)).answer;
+}
+async function hello(conn, message) {
+  await writeAll(conn, lineOf(message));
+  const { line, rest } = await firstLine(chunkReader(conn));
+  return {
+    answer: JSON.parse(line),
+    rest
+  };
 }
 async function connect(socket) {
   try {
@@ -900,21 +964,12 @@ Options:
 async function readInput(stdin) {
   const chunks = [];
   let size = 0;
-  for (; ; ) {
-    const buffer = new Uint8Array(64 * 1024);
-    const n = await stdin.read(buffer);
-    if (n === null) break;
-    if (size < MAX_INPUT_BYTES) chunks.push(buffer.subarray(0, n));
-    size += n;
+  for await (const chunk of chunksOf(chunkReader(stdin))) {
+    if (size < MAX_INPUT_BYTES) chunks.push(chunk);
+    size += chunk.length;
   }
   if (size > MAX_INPUT_BYTES) return "{}";
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return new TextDecoder().decode(all);
+  return new TextDecoder().decode(concat(chunks));
 }
 function parseHookArgs(args) {
   const values = {};

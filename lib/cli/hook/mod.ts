@@ -27,6 +27,8 @@ import {
   PROTOCOLS,
 } from "../../transports/hook/protocols.ts";
 import { askResidentBus } from "../../transports/resident/hook_ask.ts";
+import { type ByteSource, chunkReader, chunksOf } from "../../transports/direct_io.ts";
+import { concat } from "../../transports/frame_reader.ts";
 import { recordDir, writeRecord } from "../../transports/hook/record.ts";
 
 /** Stops blocked in a row unless `--max-blocks` says otherwise. */
@@ -53,29 +55,16 @@ export interface HookOutcome {
   code: number;
 }
 
-/** Where the hook reads its input: stdin, read directly (streams cost a fresh process milliseconds). */
-export interface HookInput {
-  read(buffer: Uint8Array): Promise<number | null>;
-}
-
-async function readInput(stdin: HookInput): Promise<string> {
+/** The client's input, read directly (streams cost a fresh process milliseconds). */
+async function readInput(stdin: ByteSource): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const buffer = new Uint8Array(64 * 1024);
-    const n = await stdin.read(buffer);
-    if (n === null) break;
-    if (size < MAX_INPUT_BYTES) chunks.push(buffer.subarray(0, n));
-    size += n;
+  for await (const chunk of chunksOf(chunkReader(stdin))) {
+    if (size < MAX_INPUT_BYTES) chunks.push(chunk);
+    size += chunk.length;
   }
   if (size > MAX_INPUT_BYTES) return "{}";
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return new TextDecoder().decode(all);
+  return new TextDecoder().decode(concat(chunks));
 }
 
 /** The hook's options. */
@@ -132,7 +121,7 @@ function positiveInt(value: string | undefined, name: string, max: number, fallb
 export async function runHook(
   args: string[],
   env: Record<string, string | undefined>,
-  stdin: HookInput,
+  stdin: ByteSource,
 ): Promise<HookOutcome> {
   const started = performance.now();
   const log = createLogger("warn", { name: "agent-bus hook" });

@@ -48,6 +48,7 @@ import {
   LOG_METHOD,
   type ResidentAddress,
   STATE_METHOD,
+  streamOf,
   VERSION,
   type Welcome,
 } from "./protocol.ts";
@@ -199,10 +200,10 @@ class ResidentBus {
     let rest: ReadableStream<Uint8Array>;
     const timer = setTimeout(() => closeQuietly(conn), HELLO_MS);
     try {
-      const first = await firstLine(conn.readable);
+      const first = await firstLine(conn.readable.getReader());
       clearTimeout(timer);
       hello = JSON.parse(first.line) as Hello;
-      rest = first.rest;
+      rest = streamOf(first.rest);
     } catch (error) {
       clearTimeout(timer);
       this.#log.debug("A connection to the resident bus said nothing usable", {

@@ -21,7 +21,8 @@ import { launchFor } from "../../launch.ts";
 import type { SessionState } from "../../bus/session.ts";
 import { maxMessageBytes } from "../limits.ts";
 import { onShutdownSignal } from "../../signals.ts";
-import { relay } from "./relay.ts";
+import { type ChunkReader, chunkReader, serialWriter } from "../direct_io.ts";
+import { type BusLink, relay } from "./relay.ts";
 import {
   type Attach,
   closeQuietly,
@@ -91,22 +92,38 @@ export async function attachToResidentBus(
       await startAndConnect(config, env, address, again);
     const { answer, rest } = await hello(conn, { attach: again });
     if (!answer.ok) throw new Error(answer.error);
-    return { writer: conn.writable.getWriter(), lines: rest };
+    return linkOf(conn, rest);
   };
   // A shutdown signal ends the session as a server of its own would: cleanly, then exit 0.
   const { promise: stop, resolve: stopped } = Promise.withResolvers<void>();
   const stopListening = onShutdownSignal(stopped);
   try {
-    await relay({ writer: conn.writable.getWriter(), lines: rest }, reconnect, {
-      stdin: Deno.stdin.readable,
-      stdout: Deno.stdout.writable,
+    // (Stdio and the socket are read and written directly: see `direct_io.ts`.)
+    await relay(linkOf(conn, rest), reconnect, {
+      stdin: chunkReader(Deno.stdin),
+      stdout: serialWriter(Deno.stdout),
       maxBytes: maxMessageBytes(config),
-      stderr: Deno.stderr.writable.getWriter(),
+      stderr: serialWriter(Deno.stderr),
     }, stop);
   } finally {
     stopListening();
   }
   return { code: 0 };
+}
+
+/** The relay's link to the bus on `conn`, whose welcome `rest` follows. */
+function linkOf(conn: Deno.UnixConn, rest: ChunkReader): BusLink {
+  return {
+    write: serialWriter(conn),
+    end() {
+      try {
+        conn.closeWrite();
+      } catch {
+        closeQuietly(conn); // (gone already)
+      }
+    },
+    reader: rest,
+  };
 }
 
 /** Attach on `conn`; undefined when there is none, or its bus died as it answered. */

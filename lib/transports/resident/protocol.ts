@@ -26,6 +26,7 @@ import type { HookAnswer, HookAsk } from "../hook/answer.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { residenceDir, residentSocket } from "../../launch.ts";
 import { concat } from "../frame_reader.ts";
+import { type ChunkReader, chunkReader, writeAll } from "../direct_io.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 
 /** The first line from an entry (or from a hook, `hook`, answered with a {@linkcode HookReply}). */
@@ -157,15 +158,14 @@ export function settingsKey(env: Record<string, string | undefined>): string {
 }
 
 /**
- * Read the first line of `readable` (at most {@linkcode MAX_HELLO_BYTES})
- * and return it with a stream of everything after it.
+ * Read the first line of `reader` (at most {@linkcode MAX_HELLO_BYTES})
+ * and return it with a reader of everything after it.
  *
- * @throws {Error} when the stream ends first or the line is too long
+ * @throws {Error} when the reader ends first or the line is too long
  */
 export async function firstLine(
-  readable: ReadableStream<Uint8Array>,
-): Promise<{ line: string; rest: ReadableStream<Uint8Array> }> {
-  const reader = readable.getReader();
+  reader: ChunkReader,
+): Promise<{ line: string; rest: ChunkReader }> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -179,28 +179,35 @@ export async function firstLine(
       continue;
     }
     chunks.push(value.subarray(0, newline));
-    const left = value.subarray(newline + 1);
+    let left: Uint8Array | undefined = value.subarray(newline + 1);
     const line = new TextDecoder().decode(concat(chunks));
-    const rest = new ReadableStream<Uint8Array>({
-      start(controller) {
-        if (left.length > 0) controller.enqueue(left);
+    const rest: ChunkReader = {
+      read() {
+        const first = left;
+        left = undefined;
+        return first?.length ? Promise.resolve({ done: false, value: first }) : reader.read();
       },
-      async pull(controller) {
-        const next = await reader.read();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    });
+      cancel: (reason) => reader.cancel?.(reason) ?? Promise.resolve(),
+    };
     return { line, rest };
   }
 }
 
+/** A stream of what `reader` gives (for a transport that reads streams). */
+export function streamOf(reader: ChunkReader): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await reader.read();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    cancel: (reason) => reader.cancel?.(reason),
+  });
+}
+
 /**
  * Say `message` on `conn` and read the bus's one-line answer, for a
- * connection that says nothing more (a hook run, a status, a stop). It
- * reads and writes the connection directly: a hook runs on every turn, and
- * setting up streams in a fresh process costs it milliseconds.
+ * connection that says nothing more (a hook run, a status, a stop).
  *
  * @throws {Error} when the connection ends before a whole line, or the line is too long
  */
@@ -208,32 +215,20 @@ export async function exchange<Answer = Welcome>(
   conn: Deno.UnixConn,
   message: Hello,
 ): Promise<Answer> {
-  const bytes = lineOf(message);
-  for (let done = 0; done < bytes.length;) done += await conn.write(bytes.subarray(done));
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const buffer = new Uint8Array(64 * 1024);
-    const n = await conn.read(buffer);
-    if (n === null) throw new Error("the connection closed before its answer");
-    const chunk = buffer.subarray(0, n);
-    const newline = chunk.indexOf(10);
-    chunks.push(newline < 0 ? chunk : chunk.subarray(0, newline));
-    size += n;
-    if (newline >= 0) return JSON.parse(new TextDecoder().decode(concat(chunks))) as Answer;
-    if (size > MAX_HELLO_BYTES) throw new Error("the answer is too long");
-  }
+  return (await hello<Answer>(conn, message)).answer;
 }
 
-/** Say `message` on `conn` and read the bus's answer, then what follows it (a session). */
+/**
+ * Say `message` on `conn` and read the bus's answer, with a reader of what
+ * follows it (a session). The connection is read and written directly
+ * (`direct_io.ts`): entries and hooks are processes that have just started.
+ */
 export async function hello<Answer = Welcome>(
   conn: Deno.UnixConn,
   message: Hello,
-): Promise<{ answer: Answer; rest: ReadableStream<Uint8Array> }> {
-  const writer = conn.writable.getWriter();
-  await writer.write(lineOf(message));
-  writer.releaseLock();
-  const { line, rest } = await firstLine(conn.readable);
+): Promise<{ answer: Answer; rest: ChunkReader }> {
+  await writeAll(conn, lineOf(message));
+  const { line, rest } = await firstLine(chunkReader(conn));
   return { answer: JSON.parse(line) as Answer, rest };
 }
 

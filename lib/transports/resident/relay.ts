@@ -19,13 +19,17 @@
  */
 
 import type { SessionState } from "../../bus/session.ts";
+import { type ChunkReader, chunksOf } from "../direct_io.ts";
 import { framesOf, tooLargeReply } from "../frame_reader.ts";
 import { LOG_LINE_START, STATE_LINE_START } from "./protocol.ts";
 
-/** A line-level connection to a bus: where to write, and what it says after its welcome. */
+/** A connection to a bus: how to write to it and end it, and what it says after its welcome. */
 export interface BusLink {
-  writer: WritableStreamDefaultWriter<Uint8Array>;
-  lines: ReadableStream<Uint8Array>;
+  /** Write bytes (writes go out in the order asked). */
+  write(bytes: Uint8Array): Promise<void>;
+  /** End the session: the bus sees the end of its input. */
+  end(): void;
+  reader: ChunkReader;
 }
 
 /** Attach again, carrying `state` (throws when no bus could be reached). */
@@ -36,14 +40,14 @@ const REPLAY_PREFIX = "agent-bus-replay-";
 /** How long the relay keeps trying to reach a bus before it gives the session up. */
 const RECONNECT_MS = 60_000;
 
-/** The entry's side of its stdio. */
+/** The entry's side of its stdio (writes go out in the order asked). */
 export interface RelayStdio {
-  stdin: ReadableStream<Uint8Array>;
-  stdout: WritableStream<Uint8Array>;
+  stdin: ChunkReader;
+  stdout: (bytes: Uint8Array) => Promise<void>;
   /** Longest client message (the bus's own limit). */
   maxBytes: number;
   /** Where the session's log lines go (the entry's stderr). */
-  stderr?: WritableStreamDefaultWriter<Uint8Array>;
+  stderr?: (bytes: Uint8Array) => Promise<void>;
 }
 
 /**
@@ -69,7 +73,6 @@ export async function relay(
 class RelayedSession {
   readonly #reconnect: Reconnect;
   readonly #stdio: RelayStdio;
-  readonly #out: WritableStreamDefaultWriter<Uint8Array>;
   readonly #encoder = new TextEncoder();
   #current: BusLink;
   /** Resolves once the bus link is usable (while it is carried on, client lines wait). */
@@ -87,22 +90,21 @@ class RelayedSession {
     this.#current = link;
     this.#reconnect = reconnect;
     this.#stdio = stdio;
-    this.#out = stdio.stdout.getWriter();
   }
 
   /** End the session as if the client had gone. */
   end(): void {
     this.#clientDone = true;
-    this.#current.writer.close().catch(() => {});
+    this.#current.end();
   }
 
   /** The client's messages to the bus; the client may frame them by lines or `Content-Length`. */
   async toBus(): Promise<void> {
     const decoder = new TextDecoder();
-    for await (const frame of framesOf(this.#stdio.stdin.getReader(), this.#stdio.maxBytes)) {
+    for await (const frame of framesOf(this.#stdio.stdin, this.#stdio.maxBytes)) {
       if (frame.kind === "oversized") {
         const reply = tooLargeReply(frame.head, this.#stdio.maxBytes);
-        await this.#out.write(this.#encoder.encode(`${JSON.stringify(reply)}\n`));
+        await this.#stdio.stdout(this.#encoder.encode(`${JSON.stringify(reply)}\n`));
         continue;
       }
       const line = oneLine(decoder.decode(frame.bytes));
@@ -116,7 +118,7 @@ class RelayedSession {
   /** The bus's lines to the client, until the session ends; a bus that dies is replaced. */
   async fromBus(): Promise<void> {
     for (;;) {
-      for await (const line of linesOf(this.#current.lines)) await this.#fromBusLine(line);
+      for await (const line of linesOf(this.#current.reader)) await this.#fromBusLine(line);
       if (this.#clientDone) return;
       await this.#carryOn();
     }
@@ -146,14 +148,14 @@ class RelayedSession {
     }
     if (line.startsWith(LOG_LINE_START)) {
       const logged = (parse(line)?.params as { line?: unknown } | undefined)?.line;
-      if (typeof logged === "string") await this.#stdio.stderr?.write(this.#encoder.encode(logged));
+      if (typeof logged === "string") await this.#stdio.stderr?.(this.#encoder.encode(logged));
       return;
     }
     const message = parse(line);
     const id = message && !("method" in message) ? message.id : undefined;
     if (typeof id === "string" && id.startsWith(REPLAY_PREFIX)) return;
     if (typeof id === "string" || typeof id === "number") this.#inflight.delete(id);
-    await this.#out.write(this.#encoder.encode(`${line}\n`));
+    await this.#stdio.stdout(this.#encoder.encode(`${line}\n`));
   }
 
   /** The bus is gone while the client still talks: attach again and replay what is pending. */
@@ -180,7 +182,7 @@ class RelayedSession {
   }
 
   #write(link: BusLink, line: string): Promise<void> {
-    return link.writer.write(this.#encoder.encode(`${line}\n`)).catch(() => {});
+    return link.write(this.#encoder.encode(`${line}\n`)).catch(() => {});
   }
 }
 
@@ -227,14 +229,14 @@ function parse(line: string): Record<string, unknown> | undefined {
 }
 
 /**
- * The lines of `stream` (without their newline), each byte looked at once;
- * a stream that fails ends like one that closed.
+ * The lines `reader` gives (without their newline), each byte looked at
+ * once; a connection that fails ends like one that closed.
  */
-async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+async function* linesOf(reader: ChunkReader): AsyncGenerator<string> {
   let rest = "";
   const decoder = new TextDecoder();
   try {
-    for await (const bytes of stream) {
+    for await (const bytes of chunksOf(reader)) {
       const chunk = decoder.decode(bytes, { stream: true });
       let from = 0;
       let newline = chunk.indexOf("\n");
