@@ -21,11 +21,14 @@
 
 import { type JSONRPCMessage, JSONRPCMessageSchema, type Transport } from "../mcp/_sdk.ts";
 import { type Frame, framesOf, tooLargeReply } from "./frame_reader.ts";
+import type { ChunkReader } from "./direct_io.ts";
 
 /** Options of {@linkcode StdioTransport}. */
 export interface StdioTransportOptions {
-  stdin?: ReadableStream<Uint8Array>;
-  stdout?: WritableStream<Uint8Array>;
+  /** What to read: a stream, or a reader of a connection read directly (`direct_io.ts`). */
+  stdin?: ReadableStream<Uint8Array> | ChunkReader;
+  /** Where to write: a stream, or a write that keeps its writes in order. */
+  stdout?: WritableStream<Uint8Array> | ((bytes: Uint8Array) => Promise<void>);
   /** Longest accepted message in bytes. */
   maxLineBytes: number;
 }
@@ -36,23 +39,29 @@ export class StdioTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  readonly #stdin: ReadableStream<Uint8Array>;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #stdin: ReadableStream<Uint8Array> | ChunkReader;
+  readonly #write: (bytes: Uint8Array) => Promise<void>;
   readonly #maxLineBytes: number;
   readonly #encoder = new TextEncoder();
   readonly #decoder = new TextDecoder();
-  #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  #reader: ChunkReader | undefined;
   #closed = false;
 
   constructor(options: StdioTransportOptions) {
     this.#stdin = options.stdin ?? Deno.stdin.readable;
-    this.#writer = (options.stdout ?? Deno.stdout.writable).getWriter();
+    const stdout = options.stdout ?? Deno.stdout.writable;
+    if (typeof stdout === "function") {
+      this.#write = stdout;
+    } else {
+      const writer = stdout.getWriter();
+      this.#write = (bytes) => writer.write(bytes);
+    }
     this.#maxLineBytes = options.maxLineBytes;
   }
 
   /** Start reading stdin in the background. */
   start(): Promise<void> {
-    this.#reader = this.#stdin.getReader();
+    this.#reader = "getReader" in this.#stdin ? this.#stdin.getReader() : this.#stdin;
     this.#readLoop().catch((error) => this.onerror?.(asError(error))).finally(() => this.close());
     return Promise.resolve();
   }
@@ -60,14 +69,14 @@ export class StdioTransport implements Transport {
   /** Write one message as a line. */
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return;
-    await this.#writer.write(this.#encoder.encode(JSON.stringify(message) + "\n"));
+    await this.#write(this.#encoder.encode(JSON.stringify(message) + "\n"));
   }
 
   /** Stop reading and report the close once. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#reader?.cancel().catch(() => {});
+    await this.#reader?.cancel?.().catch(() => {});
     this.onclose?.();
   }
 
@@ -112,7 +121,7 @@ export class StdioTransport implements Transport {
 
   #replyError(id: string | number | null, code: number, message: string): void {
     const reply = { jsonrpc: "2.0", id, error: { code, message } };
-    this.#writer.write(this.#encoder.encode(JSON.stringify(reply) + "\n")).catch((error) =>
+    this.#write(this.#encoder.encode(JSON.stringify(reply) + "\n")).catch((error) =>
       this.onerror?.(asError(error))
     );
   }

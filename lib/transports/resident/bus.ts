@@ -35,6 +35,7 @@ import type { StdioSession } from "../stdio_session.ts";
 import { StdioTransport } from "../stdio_transport.ts";
 import { inProcessHost, type SessionChoice, type SessionHost, sessionLog } from "./host.ts";
 import { workerHost } from "./worker_host.ts";
+import { type ChunkReader, chunkReader, serialWriter } from "../direct_io.ts";
 import { recordDir, writeRecord } from "../hook/record.ts";
 import {
   type Attach,
@@ -48,7 +49,6 @@ import {
   LOG_METHOD,
   type ResidentAddress,
   STATE_METHOD,
-  streamOf,
   VERSION,
   type Welcome,
 } from "./protocol.ts";
@@ -73,6 +73,9 @@ export interface ResidentBusOptions {
   /** Says `listening` where its starter reads (stdout). */
   say(line: string): void;
 }
+
+/** Writes to one connection, in the order asked. */
+type Write = (bytes: Uint8Array) => Promise<void>;
 
 /** How long an entry has to say who it is. */
 const HELLO_MS = 10_000;
@@ -197,13 +200,14 @@ class ResidentBus {
   /** One connection: its first line says what it wants. */
   async #serve(conn: Deno.UnixConn): Promise<void> {
     let hello: Hello;
-    let rest: ReadableStream<Uint8Array>;
+    let rest: ChunkReader;
     const timer = setTimeout(() => closeQuietly(conn), HELLO_MS);
     try {
-      const first = await firstLine(conn.readable.getReader());
+      // (Read and written directly, as the entries do: `direct_io.ts`.)
+      const first = await firstLine(chunkReader(conn));
       clearTimeout(timer);
       hello = JSON.parse(first.line) as Hello;
-      rest = streamOf(first.rest);
+      rest = first.rest;
     } catch (error) {
       clearTimeout(timer);
       this.#log.debug("A connection to the resident bus said nothing usable", {
@@ -212,17 +216,16 @@ class ResidentBus {
       closeQuietly(conn);
       return;
     }
-    if ("attach" in hello) return await this.#attach(conn, hello.attach, rest);
-    if ("hook" in hello) return await this.#hook(conn, hello.hook);
-    const writer = conn.writable.getWriter();
-    await writer.write(lineOf({ ok: true, bus: this.#status() } satisfies Welcome))
-      .catch(() => {});
+    const write = serialWriter(conn);
+    if ("attach" in hello) return await this.#attach(conn, write, hello.attach, rest);
+    if ("hook" in hello) return await this.#hook(conn, write, hello.hook);
+    await write(lineOf({ ok: true, bus: this.#status() } satisfies Welcome)).catch(() => {});
     closeQuietly(conn);
     if ("stop" in hello) this.#stopped.resolve();
   }
 
   /** An entry's session: refused (and why), or served until it ends. */
-  async #attach(conn: Deno.UnixConn, hello: Attach, rest: ReadableStream<Uint8Array>) {
+  async #attach(conn: Deno.UnixConn, write: Write, hello: Attach, rest: ChunkReader) {
     // (Until it is a session or refused, it keeps the bus from idling out; a status does not.)
     this.#arriving++;
     this.#idleCheck();
@@ -234,7 +237,7 @@ class ResidentBus {
       this.#idleCheck();
     };
     try {
-      await this.#admit(conn, hello, rest, arrive);
+      await this.#admit(conn, write, hello, rest, arrive);
     } finally {
       arrive();
     }
@@ -242,13 +245,13 @@ class ResidentBus {
 
   async #admit(
     conn: Deno.UnixConn,
+    write: Write,
     hello: Attach,
-    rest: ReadableStream<Uint8Array>,
+    rest: ChunkReader,
     arrive: () => void,
   ): Promise<void> {
-    const writer = conn.writable.getWriter();
     const refuse = async (error: string, reason: "usage" | "version" | "settings") => {
-      await writer.write(lineOf({ ok: false, error, reason } satisfies Welcome)).catch(() => {});
+      await write(lineOf({ ok: false, error, reason } satisfies Welcome)).catch(() => {});
       closeQuietly(conn);
     };
     if (hello.version !== VERSION) {
@@ -266,22 +269,22 @@ class ResidentBus {
     } catch (error) {
       return await refuse(error instanceof Error ? error.message : String(error), "usage");
     }
-    await writer.write(lineOf({ ok: true, bus: this.#status() } satisfies Welcome));
-    writer.releaseLock();
-    await this.#session(conn, hello, choice, rest, arrive);
+    await write(lineOf({ ok: true, bus: this.#status() } satisfies Welcome));
+    await this.#session(conn, write, hello, choice, rest, arrive);
   }
 
   async #session(
     conn: Deno.UnixConn,
+    write: Write,
     hello: Attach,
     choice: SessionChoice,
-    rest: ReadableStream<Uint8Array>,
+    rest: ChunkReader,
     arrive: () => void,
   ): Promise<void> {
     const { config } = this.#options;
     const transport = new StdioTransport({
       stdin: rest,
-      stdout: conn.writable,
+      stdout: write,
       maxLineBytes: maxMessageBytes(config),
     });
     const notify = (method: string, params: Record<string, unknown>) =>
@@ -311,10 +314,9 @@ class ResidentBus {
   }
 
   /** A hook run, answered over the bus's host (never a session: the bus stays while it waits). */
-  async #hook(conn: Deno.UnixConn, asked: HookHello): Promise<void> {
+  async #hook(conn: Deno.UnixConn, write: Write, asked: HookHello): Promise<void> {
     const reply = async (answer: HookReply) => {
-      const writer = conn.writable.getWriter();
-      await writer.write(lineOf(answer)).catch(() => {});
+      await write(lineOf(answer)).catch(() => {});
       closeQuietly(conn);
     };
     if (asked.version !== VERSION) {

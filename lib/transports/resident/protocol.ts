@@ -193,18 +193,6 @@ export async function firstLine(
   }
 }
 
-/** A stream of what `reader` gives (for a transport that reads streams). */
-export function streamOf(reader: ChunkReader): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await reader.read();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
-    },
-    cancel: (reason) => reader.cancel?.(reason),
-  });
-}
-
 /**
  * Say `message` on `conn` and read the bus's one-line answer, for a
  * connection that says nothing more (a hook run, a status, a stop).
