@@ -28,9 +28,14 @@ export interface ChunkReader {
 /** Most bytes one direct read takes. */
 const CHUNK_BYTES = 64 * 1024;
 
-/** A {@linkcode ChunkReader} over `source`: first `first`, when given, then what it reads. */
+/**
+ * A {@linkcode ChunkReader} over `source`: first `first`, when given, then
+ * what it reads, each chunk a copy of what one read gave (one buffer serves
+ * every read: a reader's reads never overlap).
+ */
 export function chunkReader(source: ByteSource, first?: Uint8Array): ChunkReader {
   let pending = first && first.length > 0 ? first : undefined;
+  let buffer: Uint8Array | undefined;
   return {
     async read() {
       if (pending) {
@@ -38,11 +43,11 @@ export function chunkReader(source: ByteSource, first?: Uint8Array): ChunkReader
         pending = undefined;
         return { done: false, value };
       }
-      const buffer = new Uint8Array(CHUNK_BYTES);
+      buffer ??= new Uint8Array(CHUNK_BYTES);
       const n = await source.read(buffer).catch(() => null); // (a reset connection: the end)
       return n === null
         ? { done: true, value: undefined }
-        : { done: false, value: buffer.subarray(0, n) };
+        : { done: false, value: buffer.slice(0, n) };
     },
   };
 }

@@ -736,6 +736,7 @@ function concat(parts) {
 var CHUNK_BYTES = 64 * 1024;
 function chunkReader(source, first) {
   let pending = first && first.length > 0 ? first : void 0;
+  let buffer;
   return {
     async read() {
       if (pending) {
@@ -746,14 +747,14 @@ function chunkReader(source, first) {
           value
         };
       }
-      const buffer = new Uint8Array(CHUNK_BYTES);
+      buffer ??= new Uint8Array(CHUNK_BYTES);
       const n = await source.read(buffer).catch(() => null);
       return n === null ? {
         done: true,
         value: void 0
       } : {
         done: false,
-        value: buffer.subarray(0, n)
+        value: buffer.slice(0, n)
       };
     }
   };
