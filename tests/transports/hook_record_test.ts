@@ -31,13 +31,10 @@ const trace: HookTrace = {
 };
 
 Deno.test("the hook's record: beside the SQLite file, in ~/.agent_bus for PostgreSQL, none in memory", () => {
-  assert.equal(recordDir({ dbPath: "/srv/bus/agent_bus.sqlite" }, {}), "/srv/bus");
-  assert.equal(
-    recordDir({ dbPath: "postgres://bus@db.internal/bus" }, { HOME: "/home/me" }),
-    "/home/me/.agent_bus",
-  );
-  assert.equal(recordDir({ dbPath: "postgres://bus@db.internal/bus" }, {}), undefined);
-  assert.equal(recordDir({ dbPath: ":memory:" }, { HOME: "/home/me" }), undefined);
+  assert.equal(recordDir("/srv/bus/agent_bus.sqlite", undefined), "/srv/bus");
+  assert.equal(recordDir("postgres://bus@db.internal/bus", "/home/me"), "/home/me/.agent_bus");
+  assert.equal(recordDir("postgres://bus@db.internal/bus", undefined), undefined);
+  assert.equal(recordDir(":memory:", "/home/me"), undefined);
 });
 
 Deno.test("the hook's record stays under its bound, keeps the lines before in hooks.log.1, and is 0600", async () => {

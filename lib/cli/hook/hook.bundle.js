@@ -801,7 +801,8 @@ function residentAddress(config) {
     lock: `${dir}/agent-bus.lock`
   };
 }
-async function firstLine(reader) {
+async function firstLine(source) {
+  const reader = chunkReader(source);
   const chunks = [];
   let size = 0;
   for (; ; ) {
@@ -815,22 +816,10 @@ async function firstLine(reader) {
       continue;
     }
     chunks.push(value.subarray(0, newline));
-    let left = value.subarray(newline + 1);
     const line = new TextDecoder().decode(concat(chunks));
-    const rest = {
-      read() {
-        const first = left;
-        left = void 0;
-        return first?.length ? Promise.resolve({
-          done: false,
-          value: first
-        }) : reader.read();
-      },
-      cancel: (reason) => reader.cancel?.(reason) ?? Promise.resolve()
-    };
     return {
       line,
-      rest
+      rest: chunkReader(source, value.subarray(newline + 1))
     };
   }
 }
@@ -839,7 +828,7 @@ async function exchange(conn, message) {
 }
 async function hello(conn, message) {
   await writeAll(conn, lineOf(message));
-  const { line, rest } = await firstLine(chunkReader(conn));
+  const { line, rest } = await firstLine(conn);
   return {
     answer: JSON.parse(line),
     rest
@@ -914,14 +903,10 @@ async function askResidentBus(config, ask, ppid) {
 // lib/transports/hook/record.ts
 var MAX_RECORD_BYTES = 1024 * 1024;
 var RECORD_FILE = "hooks.log";
-function recordDir(config, env) {
-  const path = config.dbPath;
-  if (path === ":memory:") return void 0;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-    const home = homeDir(env);
-    return home ? `${home}/.agent_bus` : void 0;
-  }
-  return directoryOf(path);
+function recordDir(dbPath, home) {
+  if (dbPath === ":memory:") return void 0;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(dbPath)) return home ? residenceDir(home) : void 0;
+  return directoryOf(dbPath);
 }
 function writeRecord(dir, trace, debug, pid = Deno.pid) {
   const line = JSON.stringify({
@@ -1063,7 +1048,7 @@ ${HOOK_USAGE}`);
       }, log);
       answer.trace.noBus = viaBus.failed;
     }
-    const dir = "answer" in viaBus ? void 0 : recordDir(config, env);
+    const dir = "answer" in viaBus ? void 0 : recordDir(config.dbPath, config.resident.home);
     writeRecord(dir, answer.trace, config.logLevel === "debug");
     return {
       stdout: answer.stdout,

@@ -161,7 +161,7 @@ export async function runHook(
       answer.trace.noBus = viaBus.failed;
     }
     // (The bus wrote the record of what it answered: a warm process writes it faster.)
-    const dir = "answer" in viaBus ? undefined : recordDir(config, env);
+    const dir = "answer" in viaBus ? undefined : recordDir(config.dbPath, config.resident.home);
     writeRecord(dir, answer.trace, config.logLevel === "debug");
     return { stdout: answer.stdout, code: 0 };
   } catch (error) {

@@ -12,7 +12,7 @@
  */
 
 import { directoryOf } from "../../strings.ts";
-import { homeDir, type ResolvedConfig } from "../../config.ts";
+import { residenceDir } from "../../launch.ts";
 import type { HookTrace } from "./answer.ts";
 
 /** Size at which `hooks.log` is moved to `hooks.log.1` and started again. */
@@ -20,18 +20,15 @@ export const MAX_RECORD_BYTES = 1024 * 1024;
 /** The file's name in the bus's directory. */
 export const RECORD_FILE = "hooks.log";
 
-/** The directory a bus's hook record goes to, or undefined when it has none (`:memory:`). */
-export function recordDir(
-  config: Pick<ResolvedConfig, "dbPath">,
-  env: Record<string, string | undefined>,
-) {
-  const path = config.dbPath;
-  if (path === ":memory:") return undefined;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-    const home = homeDir(env);
-    return home ? `${home}/.agent_bus` : undefined;
-  }
-  return directoryOf(path);
+/**
+ * The directory the hook record of the database at `dbPath` goes to, with
+ * `home` the user's (the configuration's `resident.home`), or undefined
+ * when it has none (`:memory:`, or a database URL without a home).
+ */
+export function recordDir(dbPath: string, home: string | undefined): string | undefined {
+  if (dbPath === ":memory:") return undefined;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(dbPath)) return home ? residenceDir(home) : undefined;
+  return directoryOf(dbPath);
 }
 
 /**

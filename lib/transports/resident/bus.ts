@@ -35,7 +35,7 @@ import type { StdioSession } from "../stdio_session.ts";
 import { StdioTransport } from "../stdio_transport.ts";
 import { inProcessHost, type SessionChoice, type SessionHost, sessionLog } from "./host.ts";
 import { workerHost } from "./worker_host.ts";
-import { type ChunkReader, chunkReader, serialWriter } from "../direct_io.ts";
+import { type ChunkReader, serialWriter } from "../direct_io.ts";
 import { recordDir, writeRecord } from "../hook/record.ts";
 import {
   type Attach,
@@ -204,7 +204,7 @@ class ResidentBus {
     const timer = setTimeout(() => closeQuietly(conn), HELLO_MS);
     try {
       // (Read and written directly, as the entries do: `direct_io.ts`.)
-      const first = await firstLine(chunkReader(conn));
+      const first = await firstLine(conn);
       clearTimeout(timer);
       hello = JSON.parse(first.line) as Hello;
       rest = first.rest;
@@ -335,7 +335,7 @@ class ResidentBus {
       const trace = { ...answer.trace, by: "bus" as const };
       // The record is written before the reply: once the hook has exited, it is there.
       const { config } = this.#options;
-      writeRecord(recordDir(config, { HOME: config.resident.home }), trace, false, asked.pid);
+      writeRecord(recordDir(config.dbPath, config.resident.home), trace, false, asked.pid);
       await reply({ ok: true, answer: { ...answer, trace } });
     } catch (error) {
       await reply({

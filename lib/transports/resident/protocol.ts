@@ -26,7 +26,7 @@ import type { HookAnswer, HookAsk } from "../hook/answer.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { residenceDir, residentSocket } from "../../launch.ts";
 import { concat } from "../frame_reader.ts";
-import { type ChunkReader, chunkReader, writeAll } from "../direct_io.ts";
+import { type ByteSource, type ChunkReader, chunkReader, writeAll } from "../direct_io.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 
 /** The first line from an entry (or from a hook, `hook`, answered with a {@linkcode HookReply}). */
@@ -158,14 +158,16 @@ export function settingsKey(env: Record<string, string | undefined>): string {
 }
 
 /**
- * Read the first line of `reader` (at most {@linkcode MAX_HELLO_BYTES})
- * and return it with a reader of everything after it.
+ * Read the first line of `source` (at most {@linkcode MAX_HELLO_BYTES}),
+ * directly (`direct_io.ts`), and return it with a reader of everything
+ * after it.
  *
- * @throws {Error} when the reader ends first or the line is too long
+ * @throws {Error} when the source ends first or the line is too long
  */
 export async function firstLine(
-  reader: ChunkReader,
+  source: ByteSource,
 ): Promise<{ line: string; rest: ChunkReader }> {
+  const reader = chunkReader(source);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -179,17 +181,8 @@ export async function firstLine(
       continue;
     }
     chunks.push(value.subarray(0, newline));
-    let left: Uint8Array | undefined = value.subarray(newline + 1);
     const line = new TextDecoder().decode(concat(chunks));
-    const rest: ChunkReader = {
-      read() {
-        const first = left;
-        left = undefined;
-        return first?.length ? Promise.resolve({ done: false, value: first }) : reader.read();
-      },
-      cancel: (reason) => reader.cancel?.(reason) ?? Promise.resolve(),
-    };
-    return { line, rest };
+    return { line, rest: chunkReader(source, value.subarray(newline + 1)) };
   }
 }
 
@@ -216,7 +209,7 @@ export async function hello<Answer = Welcome>(
   message: Hello,
 ): Promise<{ answer: Answer; rest: ChunkReader }> {
   await writeAll(conn, lineOf(message));
-  const { line, rest } = await firstLine(chunkReader(conn));
+  const { line, rest } = await firstLine(conn);
   return { answer: JSON.parse(line) as Answer, rest };
 }
 
