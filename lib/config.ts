@@ -82,6 +82,11 @@ export interface ResidentConfig {
   workers: number;
   /** The user's home (HOME): a database URL's bus lives in its `~/.agent_bus`. */
   home: string | undefined;
+  /**
+   * The loopback port the bus serves MCP clients by URL on, once asked to
+   * (`agent-bus bus start`; `install --url` writes it in the URL).
+   */
+  port: number;
 }
 
 /**
@@ -197,6 +202,7 @@ export const DEFAULTS = {
   maxPublishBatch: 50,
   residentIdleMs: 600_000,
   residentWorkers: 2,
+  residentPort: 8766,
 } as const;
 
 /** The default database, relative to the home directory. */
@@ -382,6 +388,12 @@ function readResident(
       max: 64,
     }),
     home: homeDir(env),
+    port: int({
+      variable: "AGENT_BUS_RESIDENT_PORT",
+      fallback: DEFAULTS.residentPort,
+      min: 0,
+      max: 65535,
+    }),
   };
 }
 

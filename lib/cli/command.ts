@@ -52,17 +52,19 @@ export function defineCommand<const O extends Options>(spec: {
   };
 }
 
-/** An integer option, or `fallback` when absent. */
+/** An integer option from `min` to `max`, or `fallback` when absent. */
 export function intOption(
   value: string | undefined,
   name: string,
   fallback: number,
   min = 0,
+  max = Infinity,
 ): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) {
-    throw new UsageError(`--${name} must be an integer >= ${min}, not "${value}"`);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    const range = max === Infinity ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`--${name} must be an integer ${range}, not "${value}"`);
   }
   return n;
 }

@@ -226,3 +226,67 @@ Deno.test("install writes a new config when there is none, and refuses to touch 
   assert.equal(chatbus.entry.startup_timeout_sec, 60);
   assert.equal((await cli(["install", "codex"], { ...env, AGENT_BUS_DB: ":memory:" })).code, 2);
 });
+
+/** Each client's form of a server attached by URL: where it keeps the URL and the headers. */
+const URL_FORMS: Record<string, { url: string; headers: string; extra: Record<string, unknown> }> =
+  {
+    "claude-code": { url: "url", headers: "headers", extra: { type: "http" } },
+    codex: { url: "url", headers: "http_headers", extra: {} },
+    gemini: { url: "httpUrl", headers: "headers", extra: {} },
+    cursor: { url: "url", headers: "headers", extra: {} },
+    opencode: { url: "url", headers: "headers", extra: { type: "remote", enabled: true } },
+    vscode: { url: "url", headers: "headers", extra: { type: "http" } },
+  };
+
+Deno.test("install --url writes each client's form of the bus's URL with its token, in a file only its owner reads", async () => {
+  await using tmp = await tmpDir();
+  const env = {
+    HOME: tmp.path,
+    XDG_CONFIG_HOME: "",
+    AGENT_BUS_DB: `${tmp.path}/data/bus.sqlite`,
+  };
+  for (const c of CASES) {
+    const path = `${tmp.path}/${c.user}`;
+    await Deno.mkdir(path.replace(/\/[^/]*$/, ""), { recursive: true });
+    await Deno.writeTextFile(path, c.existing, { mode: 0o644 });
+    const result = await cli(["install", c.client, "--url", "--port", "9123"], env);
+    assert.equal(result.code, 0, result.stderr);
+    const token = (await Deno.readTextFile(`${tmp.path}/data/agent-bus.token`)).trim();
+    assert.ok(!result.stdout.includes(token), "the token is never printed");
+    assert.match(result.stderr, /run `agent-bus bus start --port 9123`/);
+    const config = parse(c.format, await Deno.readTextFile(path));
+    const form = URL_FORMS[c.client]!;
+    // (Through JSON: the TOML parser's objects have no prototype.)
+    const entry = JSON.parse(JSON.stringify(serversOf(c, config)["agent-bus"]));
+    assert.deepEqual(entry, {
+      ...form.extra,
+      [form.url]: "http://127.0.0.1:9123/mcp",
+      [form.headers]: { Authorization: `Bearer ${token}` },
+    }, c.client);
+    assert.deepEqual(kept(c, config), kept(c, parse(c.format, c.existing)), c.client);
+    assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600, `${c.client}: holds the token`);
+  }
+  // The chatbus profile is served at its own path.
+  const chatbus = await cli(["install", "cursor", "--url", "--profile", "chatbus", "--json"], env);
+  assert.equal(chatbus.code, 0, chatbus.stderr);
+  const shown = JSON.parse(chatbus.stdout) as { entry: { url: string; headers: unknown } };
+  assert.equal(shown.entry.url, "http://127.0.0.1:8766/chatbus/mcp");
+  assert.deepEqual(shown.entry.headers, {
+    Authorization: `Bearer <${tmp.path}/data/agent-bus.token>`,
+  });
+
+  for (
+    const [args, why] of [
+      [["--hooks"], /takes no --hooks/],
+      [["--scope", "project"], /user's config only/],
+      [["--profile", "teacher"], /serves the peer and chatbus profiles, not teacher/],
+      [["--standalone"], /cannot be --standalone/],
+    ] as const
+  ) {
+    const refused = await cli(["install", "claude-code", "--url", ...args], env);
+    assert.equal(refused.code, 2, args.join(" "));
+    assert.match(refused.stderr, why);
+  }
+  const portAlone = await cli(["install", "claude-code", "--port", "9123"], env);
+  assert.match(portAlone.stderr, /--port goes with --url/);
+});

@@ -14,6 +14,7 @@ import { startHttpServer } from "../_helpers/http.ts";
 import { serverCommand } from "../_helpers/peer.ts";
 import { run } from "../_helpers/run.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
+import { withAppServer } from "../../lib/cli/install/codex_trust.ts";
 
 const clients = await installClients();
 const skip = clients.unavailable ? ` (SKIPPED: ${clients.unavailable})` : "";
@@ -155,5 +156,62 @@ Deno.test({
       /✓ agent-bus\s.*connected/,
       opencode.stdout + opencode.stderr,
     );
+  },
+});
+
+Deno.test({
+  name:
+    `install --url writes configs with which Claude Code, Gemini CLI, OpenCode and Codex attach to the resident bus by URL${skip}`,
+  ignore: !!clients.unavailable,
+  async fn() {
+    await using tmp = await tmpDir();
+    const db = `${tmp.path}/data/bus.sqlite`;
+    const env = { HOME: tmp.path, AGENT_BUS_DB: db, XDG_CONFIG_HOME: "" };
+    const started = await cli(["bus", "start", "--port", "0", "--json"], env);
+    assert.equal(started.code, 0, started.stderr);
+    const { url } = JSON.parse(started.stdout) as { url: string };
+    const port = new URL(url).port;
+    try {
+      for (const client of ["claude-code", "gemini", "opencode", "codex"]) {
+        const installed = await cli(["install", client, "--url", "--port", port], env);
+        assert.equal(installed.code, 0, installed.stderr);
+      }
+      const listEnv = {
+        HOME: tmp.path,
+        PATH: `${clients.dir}/node_modules/.bin:${Deno.env.get("PATH") ?? ""}`,
+        GEMINI_CLI_TRUST_WORKSPACE: "true",
+      };
+      const claude = await run(clients.bin("claude"), ["mcp", "list"], listEnv);
+      assert.match(claude.stdout, /agent-bus: http:.*\(HTTP\) - ✔ Connected/, claude.stdout);
+      const gemini = await run(clients.bin("gemini"), ["mcp", "list"], listEnv);
+      const geminiSaid = gemini.stdout + gemini.stderr;
+      assert.match(geminiSaid, /✓ agent-bus: http:.*\(http\) - Connected/, geminiSaid);
+      const opencode = await run(clients.bin("opencode"), ["mcp", "list"], listEnv);
+      const opencodeSaid = opencode.stdout + opencode.stderr;
+      assert.match(opencodeSaid, /✓ agent-bus\s.*connected/, opencodeSaid);
+      // Codex's own app-server connects to its servers and lists their tools.
+      const servers = await withAppServer(
+        { cwd: tmp.path, env: listEnv },
+        (codex) => codex.call("mcpServerStatus/list", {}),
+      );
+      const ours = (servers.data as { name: string; tools: Record<string, unknown> }[])
+        .find((server) => server.name === "agent-bus");
+      assert.ok(ours?.tools.topic_create, JSON.stringify(servers).slice(0, 2000));
+
+      // The sessions were the bus's, and doctor finds every entry served.
+      const doctor = await cli(["doctor", "--json"], env);
+      const findings = JSON.parse(doctor.stdout).findings as {
+        check: string;
+        status: string;
+        detail: string;
+      }[];
+      for (const title of ["Claude Code", "Gemini CLI", "OpenCode", "Codex"]) {
+        const found = findings.find((f) => f.check === title);
+        assert.equal(found?.status, "ok", JSON.stringify(found));
+        assert.match(found!.detail, /attaches to http:.*, served by the resident bus/);
+      }
+    } finally {
+      await cli(["bus", "stop"], env);
+    }
   },
 });

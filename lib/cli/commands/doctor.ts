@@ -23,7 +23,7 @@ import { loadConfig, redactUrl, urlScheme } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 import { type CliContext, type Command, defineCommand, UsageError } from "../command.ts";
 import { bytes } from "../format.ts";
-import { CLIENT_IDS, CLIENTS, launchOf, type Scope } from "../install/clients.ts";
+import { CLIENT_IDS, CLIENTS, launchOf, remoteOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
 import { codexHookStatus, untrusted } from "../install/codex_trust.ts";
 import { timeInitialize } from "../install/startup_probe.ts";
@@ -33,12 +33,8 @@ import { scriptOf } from "../../launch.ts";
 import { shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../../transports/hook/protocols.ts";
 import { placesOf } from "./install.ts";
-import {
-  closeQuietly,
-  connect,
-  exchange,
-  residentAddress,
-} from "../../transports/resident/protocol.ts";
+import { residentAddress, statusAt } from "../../transports/resident/protocol.ts";
+import { checkRemote } from "../install/remote_check.ts";
 
 const USAGE = `Usage: agent-bus doctor [--deep] [--json]
 
@@ -103,17 +99,14 @@ async function checkResidentBus(ctx: CliContext): Promise<Finding> {
   const check = "Resident bus";
   const address = residentAddress(ctx.config);
   if ("none" in address) return { check, status: "info", detail: `none: ${address.none}` };
-  const conn = await connect(address.socket).catch(() => undefined);
-  if (!conn) {
+  const answer = await statusAt(address.socket);
+  if (!answer) {
     return {
       check,
       status: "info",
       detail: `not running (entries installed with --resident start it; ${address.socket})`,
     };
   }
-  const answer = await exchange(conn, { status: true }).catch(() => undefined);
-  closeQuietly(conn);
-  if (!answer) return { check, status: "info", detail: "not running (it ended as it was asked)" };
   if (!answer.ok) return { check, status: "warn", detail: answer.error };
   const { bus } = answer;
   const older = bus.version !== PACKAGE_VERSION;
@@ -121,7 +114,8 @@ async function checkResidentBus(ctx: CliContext): Promise<Finding> {
     check,
     status: older ? "warn" : "ok",
     detail:
-      `pid ${bus.pid}, agent-bus ${bus.version}, ${bus.sessions} session(s), since ${bus.started_at}`,
+      `pid ${bus.pid}, agent-bus ${bus.version}, ${bus.sessions} session(s), since ${bus.started_at}` +
+      (bus.url === null ? "" : `, serving ${bus.url} (${bus.http_sessions} session(s))`),
     ...(older
       ? { fix: "agent-bus bus stop (its sessions end; the next entry starts this version's bus)" }
       : {}),
@@ -447,6 +441,13 @@ async function checkClients(ctx: CliContext): Promise<Finding[]> {
         servers = (servers as Record<string, unknown> | undefined)?.[key];
       }
       for (const [name, entry] of Object.entries((servers ?? {}) as Record<string, unknown>)) {
+        const remote = remoteOf(client, entry);
+        if (remote && /agent-bus/i.test(name)) {
+          found = true;
+          const where = `${scope}: "${name}"`;
+          findings.push({ check: client.title, ...await checkRemote(ctx, id, where, remote) });
+          continue;
+        }
         const launch = launchOf(client, entry);
         if (!launch || !isAgentBus(name, launch.command, launch.args)) continue;
         found = true;

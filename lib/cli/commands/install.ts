@@ -14,6 +14,7 @@ import {
   type CliContext,
   type Command,
   defineCommand,
+  intOption,
   type ParsedCommand,
   UsageError,
   userCwd,
@@ -40,8 +41,16 @@ import { launchFor, runsFromSource } from "../../launch.ts";
 import { hookCommand, prepareDenoCache } from "../install/launch.ts";
 import { MAX_WAIT_SECONDS } from "../hook/mod.ts";
 import { kindOf, PROTOCOLS } from "../../transports/hook/protocols.ts";
+import { residentAddress, statusAt } from "../../transports/resident/protocol.ts";
+import { readToken, residentToken, tokenPath } from "../../transports/resident/token.ts";
 import { cleanMailAgent } from "../../bus/mail.ts";
-import { type Profile, profileNamed, PROFILES } from "../../mcp/profiles/mod.ts";
+import {
+  type Profile,
+  profile as profileOf,
+  profileNamed,
+  PROFILES,
+} from "../../mcp/profiles/mod.ts";
+import { pathOf } from "../../transports/http/routes.ts";
 
 /** Seconds a client lets a hook run beyond its on-call wait. */
 const HOOK_TIMEOUT_MARGIN_SECONDS = 30;
@@ -63,6 +72,12 @@ const OPTIONS_HELP = `  --scope user|project   The user's config (default) or th
   --standalone           The entry serves its agent in a process of its own, rather than
                          attaching to this host's resident bus of the database (the default on
                          SQLite: one process serves every agent, started by the first entry)
+  --url                  The client attaches to the resident bus by URL (Streamable HTTP), with
+                         no process of its own: http://127.0.0.1:PORT/mcp and the bus's token
+                         (user scope only: the file then holds the token, and is made 0600).
+                         Run \`agent-bus bus start\` to serve it. peer and chatbus profiles;
+                         no --hooks (they find their agent through the client's process)
+  --port N               With --url: the bus's port (default AGENT_BUS_RESIDENT_PORT or 8766)
   --dry-run              Show what would change; write nothing
   --json                 Print the result as JSON`;
 
@@ -104,6 +119,10 @@ interface Plan {
   dryRun: boolean;
   json: boolean;
   places: Places;
+  /** The entry holds the bus's token (`--url`). */
+  secret: boolean;
+  /** Never printed: the token, shown as the file that keeps it. */
+  token?: { value: string; file: string };
 }
 
 /** The options of `install` and `uninstall`. */
@@ -116,6 +135,8 @@ const OPTIONS = {
   wait: { type: "string" },
   trust: { type: "boolean" },
   standalone: { type: "boolean" },
+  url: { type: "boolean" },
+  port: { type: "string" },
   "dry-run": { type: "boolean" },
   json: { type: "boolean" },
 } as const;
@@ -140,6 +161,7 @@ function plan({ values, positionals }: ParsedCommand<typeof OPTIONS>, ctx: CliCo
     dryRun: values["dry-run"] ?? false,
     json: values.json ?? false,
     places,
+    secret: values.url ?? false,
   };
   const hooks = values.hooks ?? false;
   if ((hooks || values.trust) && !hookClient(id)) {
@@ -157,7 +179,39 @@ function plan({ values, positionals }: ParsedCommand<typeof OPTIONS>, ctx: CliCo
   }
   const trust = values.trust ?? false;
   const standalone = values.standalone ?? false;
-  return { target, profile, agent: values.agent, hooks, wait, trust, standalone };
+  const url = values.url ? urlChoice(profile, { ...values, scope }, ctx) : undefined;
+  if (values.port !== undefined && !url) throw new UsageError("--port goes with --url");
+  return { target, profile, agent: values.agent, hooks, wait, trust, standalone, url };
+}
+
+/**
+ * With `--url`: the route of `profile` on the resident bus's port, or why
+ * it cannot be installed so.
+ */
+function urlChoice(
+  profile: Profile,
+  values: { scope: Scope; hooks?: boolean; standalone?: boolean; agent?: string; port?: string },
+  ctx: CliContext,
+): { port: number; path: string } {
+  const refuse = (why: string) => {
+    throw new UsageError(`--url ${why}`);
+  };
+  if (values.scope !== "user") {
+    refuse("installs in the user's config only: the entry holds the bus's token");
+  }
+  if (values.hooks) {
+    refuse(
+      "takes no --hooks: a hook finds its agent through the client's own server process, " +
+        "which a client attached by URL does not start (install without --url for hooks)",
+    );
+  }
+  if (values.standalone) refuse("attaches to the resident bus: it cannot be --standalone");
+  if (values.agent !== undefined) refuse("takes no --agent: the agent names itself (topic_join)");
+  // (The bus's `/mcp` serves the peer tools; a profile with a path of its own is there too.)
+  const path = pathOf(profile, profileOf("peer"));
+  if (path === undefined) refuse(`serves the peer and chatbus profiles, not ${profile.name}`);
+  const port = intOption(values.port, "port", ctx.config.resident.port, 1, 65535);
+  return { port, path: path! };
 }
 
 /** The server's arguments for `profile`: its own, then `--agent NAME` where it takes a name. */
@@ -191,11 +245,15 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Back up `path` (if it exists), then replace it with `text`, keeping its permissions. */
+/**
+ * Back up `path` (if it exists), then replace it with `text`, keeping its
+ * permissions, less those of group and others when it holds a `secret`.
+ */
 async function writeWithBackup(
   path: string,
   text: string,
   existed: boolean,
+  secret: boolean,
 ): Promise<string | undefined> {
   const dir = path.replace(/[\\/][^\\/]*$/, "");
   if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true });
@@ -208,6 +266,7 @@ async function writeWithBackup(
     await Deno.copyFile(path, backup);
     mode = (await Deno.stat(path)).mode ?? undefined;
   }
+  if (secret) mode = (mode ?? 0o600) & 0o700;
   const temp = `${path}.tmp-agent-bus-${Deno.pid}`;
   await Deno.writeTextFile(temp, text, mode === undefined ? {} : { mode: mode & 0o777 });
   await Deno.rename(temp, path);
@@ -218,6 +277,8 @@ async function writeWithBackup(
 interface FileChange {
   path: string;
   edits: ((text: string) => Edited)[];
+  /** The file will hold a secret (a bus's token): only its owner may read it. */
+  secret?: boolean;
 }
 
 /** A file's outcome. */
@@ -230,8 +291,10 @@ interface FileResult {
 /** Apply the edits of each file (backed up first), or only compute them on a dry run. */
 async function applyFiles(changes: FileChange[], dryRun: boolean): Promise<FileResult[]> {
   const byPath = new Map<string, FileChange["edits"]>();
+  const secret = new Set<string>();
   for (const change of changes) {
     byPath.set(change.path, [...(byPath.get(change.path) ?? []), ...change.edits]);
+    if (change.secret) secret.add(change.path);
   }
   const results: FileResult[] = [];
   for (const [path, edits] of byPath) {
@@ -244,7 +307,7 @@ async function applyFiles(changes: FileChange[], dryRun: boolean): Promise<FileR
       changed ||= edited.changed;
     }
     const backup = changed && !dryRun
-      ? await writeWithBackup(path, text, before !== undefined)
+      ? await writeWithBackup(path, text, before !== undefined, secret.has(path))
       : undefined;
     results.push({ path, changed, backup });
   }
@@ -285,6 +348,7 @@ async function apply(
   let previous: unknown;
   const entryChange: FileChange = {
     path,
+    secret: target.secret,
     edits: [(text) => {
       const edited = client.format === "toml"
         ? editToml(path, text, keys, entry)
@@ -307,14 +371,21 @@ async function apply(
       changed: main!.changed,
       dry_run: target.dryRun,
       backup: main!.backup ?? null,
-      entry: entry ?? null,
-      previous: previous ?? null,
+      entry: hidden(target, entry ?? null),
+      previous: hidden(target, previous ?? null),
       also: others.map((o) => ({ path: o.path, changed: o.changed, backup: o.backup ?? null })),
     });
     return 0;
   }
   reportText(ctx, target, extras, { entry, previous, main: main!, others });
   return 0;
+}
+
+/** `value` as it may be printed: the bus's token replaced by where it is kept. */
+function hidden(target: Plan, value: unknown): unknown {
+  const token = target.token;
+  if (token === undefined) return value;
+  return JSON.parse(JSON.stringify(value).replaceAll(token.value, `<${token.file}>`));
 }
 
 /** What `install` changed (or, with `--dry-run`, would change), for a person. */
@@ -349,7 +420,7 @@ function reportText(
   );
   if (entry) {
     // The file holds the database URL as given; what is printed never shows its password.
-    const shown = JSON.stringify(entry, null, 2).replaceAll(
+    const shown = JSON.stringify(hidden(target, entry), null, 2).replaceAll(
       ctx.config.dbPath,
       redactUrl(ctx.config.dbPath),
     );
@@ -378,12 +449,13 @@ export const installCommand: Command = defineCommand({
   usage: INSTALL_USAGE,
   options: OPTIONS,
   async run(parsed, ctx) {
-    const { target, profile, agent, hooks, wait, trust, standalone } = plan(parsed, ctx);
+    const { target, profile, agent, hooks, wait, trust, standalone, url } = plan(parsed, ctx);
     if (ctx.config.dbPath === ":memory:") {
       throw new UsageError(
         "AGENT_BUS_DB is :memory:; every agent would get its own empty bus. Point it at a file",
       );
     }
+    if (url) return await installUrl(ctx, target, url, trust);
     const execPath = Deno.execPath();
     // From source, the entry names a Deno cache filled now, so it starts offline.
     const denoDir = runsFromSource(execPath)
@@ -421,6 +493,49 @@ export const installCommand: Command = defineCommand({
     return code;
   },
 });
+
+/**
+ * `install --url`: the client attaches to the resident bus's URL with its
+ * token (made now if there is none yet; a dry run makes none and shows
+ * where it would be).
+ */
+async function installUrl(
+  ctx: CliContext,
+  target: Plan,
+  { port, path }: { port: number; path: string },
+  trust: boolean,
+): Promise<number> {
+  const address = residentAddress(ctx.config);
+  if ("none" in address) {
+    throw new UsageError(`--url: this database has no resident bus: ${address.none}`);
+  }
+  const file = tokenPath(address.socket);
+  const value = target.dryRun
+    ? await readToken(file) ?? "(made by the install)"
+    : await residentToken(file);
+  const remote = {
+    url: `http://127.0.0.1:${port}${path}`,
+    headers: { Authorization: `Bearer ${value}` },
+  };
+  const code = await apply(
+    ctx,
+    { ...target, token: { value, file } },
+    target.client.urlEntry(remote, { trust }),
+    { hookCommand: undefined, hookTimeout: 0, trust },
+  );
+  const status = await statusAt(address.socket);
+  const serving = status?.ok ? status.bus.url ?? undefined : undefined;
+  if (serving !== `http://127.0.0.1:${port}/mcp`) {
+    ctx.print.err(
+      serving === undefined
+        ? `The bus does not serve that URL yet: run \`agent-bus bus start${
+          port === ctx.config.resident.port ? "" : ` --port ${port}`
+        }\` (it then runs until \`agent-bus bus stop\`).`
+        : `Note: the bus serves ${serving}, not port ${port}: \`agent-bus bus stop\`, then \`agent-bus bus start --port ${port}\`.`,
+    );
+  }
+  return code;
+}
 
 /**
  * Have Codex trust the hooks just written, through its own app-server, and

@@ -90,7 +90,8 @@ var DEFAULTS = {
   maxTeacherNotesChars: 16384,
   maxPublishBatch: 50,
   residentIdleMs: 6e5,
-  residentWorkers: 2
+  residentWorkers: 2,
+  residentPort: 8766
 };
 var DEFAULT_DB_PATH = "~/.agent_bus/agent_bus.sqlite";
 function loadConfig(env, options = {}) {
@@ -231,7 +232,13 @@ function readResident(env, warnings, int) {
       min: 1,
       max: 64
     }),
-    home: homeDir(env)
+    home: homeDir(env),
+    port: int({
+      variable: "AGENT_BUS_RESIDENT_PORT",
+      fallback: DEFAULTS.residentPort,
+      min: 0,
+      max: 65535
+    })
   };
 }
 function readHttp(env, warnings, int) {

@@ -20,7 +20,11 @@ export const CLIENT_IDS = [
 export type ClientId = typeof CLIENT_IDS[number];
 export type Scope = "user" | "project";
 
-/** How to start the server: a command, its arguments, its environment. */
+/** A server attached to by URL, and the headers every request carries (its token). */
+export interface Remote {
+  url: string;
+  headers: Record<string, string>;
+}
 
 /** Where a client's settings live. */
 export interface Places {
@@ -44,6 +48,8 @@ export interface ClientSpec {
    * its tools without asking (where the entry can say so).
    */
   entry(launch: Launch, options?: { trust?: boolean }): Record<string, unknown>;
+  /** The entry for a server the client attaches to by URL (Streamable HTTP). */
+  urlEntry(remote: Remote, options?: { trust?: boolean }): Record<string, unknown>;
   /** Keys a brand-new file starts with. */
   skeleton?: Record<string, unknown>;
 }
@@ -83,6 +89,7 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
     path: (scope, p) => scope === "user" ? join(p.home, ".claude.json") : join(p.cwd, ".mcp.json"),
     serversKey: ["mcpServers"],
     entry: (launch) => stdioEntry(launch, { type: "stdio" }),
+    urlEntry: ({ url, headers }) => ({ type: "http", url, headers }),
   },
   codex: {
     id: "codex",
@@ -98,6 +105,12 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
         ...CODEX_STARTUP,
         ...(options?.trust ? { default_tools_approval_mode: "approve" } : {}),
       }),
+    // (Codex refuses a token written as `bearer_token`; `http_headers` it sends as they are.)
+    urlEntry: ({ url, headers }, options) => ({
+      url,
+      http_headers: headers,
+      ...(options?.trust ? { default_tools_approval_mode: "approve" } : {}),
+    }),
   },
   gemini: {
     id: "gemini",
@@ -109,6 +122,12 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
       ...stdioEntry(launch),
       ...(options?.trust ? { trust: true } : {}),
     }),
+    // (`httpUrl` is Streamable HTTP; `url` would be the older HTTP+SSE transport.)
+    urlEntry: ({ url, headers }, options) => ({
+      httpUrl: url,
+      headers,
+      ...(options?.trust ? { trust: true } : {}),
+    }),
   },
   cursor: {
     id: "cursor",
@@ -117,6 +136,7 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
     path: (scope, p) => join(scope === "user" ? p.home : p.cwd, ".cursor/mcp.json"),
     serversKey: ["mcpServers"],
     entry: (launch) => stdioEntry(launch),
+    urlEntry: ({ url, headers }) => ({ url, headers }),
   },
   opencode: {
     id: "opencode",
@@ -133,6 +153,7 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
       enabled: true,
       ...(Object.keys(launch.env).length ? { environment: launch.env } : {}),
     }),
+    urlEntry: ({ url, headers }) => ({ type: "remote", url, enabled: true, headers }),
     skeleton: { $schema: "https://opencode.ai/config.json" },
   },
   vscode: {
@@ -143,8 +164,22 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
       scope === "user" ? join(vscodeUserDir(p), "mcp.json") : join(p.cwd, ".vscode/mcp.json"),
     serversKey: ["servers"],
     entry: (launch) => stdioEntry(launch, { type: "stdio" }),
+    urlEntry: ({ url, headers }) => ({ type: "http", url, headers }),
   },
 };
+
+/** The server an entry of `client`'s config attaches to by URL (the inverse of `urlEntry`). */
+export function remoteOf(client: ClientSpec, entry: unknown): Remote | undefined {
+  if (entry === null || typeof entry !== "object") return undefined;
+  const e = entry as Record<string, unknown>;
+  const url = client.id === "gemini" ? e.httpUrl : e.url;
+  const headers = client.id === "codex" ? e.http_headers : e.headers;
+  if (typeof url !== "string") return undefined;
+  const strings = headers !== null && typeof headers === "object"
+    ? Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, String(v)]))
+    : {};
+  return { url, headers: strings };
+}
 
 /** The launch an entry of `client`'s config describes (the inverse of `entry`). */
 export function launchOf(client: ClientSpec, entry: unknown): Launch | undefined {

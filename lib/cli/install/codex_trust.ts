@@ -126,10 +126,20 @@ class AppServer implements AsyncDisposable {
   }
 }
 
-/** Run `fn` against a started and initialized app-server, within {@linkcode APP_SERVER_TIMEOUT_MS}. */
-async function withAppServer<T>(
-  options: AskCodex,
-  fn: (server: AppServer, version: string) => Promise<T>,
+/** What may be asked of Codex's app-server: a JSON-RPC call. */
+export interface CodexRpc {
+  /** Call `method`; its result, or an Error with Codex's message. */
+  call(method: string, params: unknown): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Run `fn` against a started and initialized app-server, within {@linkcode APP_SERVER_TIMEOUT_MS}.
+ *
+ * @throws {Deno.errors.NotFound} when `codex` is not on `options.env.PATH`
+ */
+export async function withAppServer<T>(
+  options: Pick<AskCodex, "cwd" | "env">,
+  fn: (server: CodexRpc, version: string) => Promise<T>,
 ): Promise<T> {
   const codex = findExecutable("codex", options.env.PATH ?? "");
   if (codex === undefined) throw new Deno.errors.NotFound("codex");
@@ -160,7 +170,7 @@ async function withAppServer<T>(
 }
 
 /** Our hooks among those Codex lists for `cwd`: the command hooks whose command is one of `commands`. */
-async function listOurs(server: AppServer, cwd: string, commands: string[]): Promise<CodexHook[]> {
+async function listOurs(server: CodexRpc, cwd: string, commands: string[]): Promise<CodexHook[]> {
   const listed = await server.call("hooks/list", { cwds: [cwd] });
   const entries = Array.isArray(listed.data) ? listed.data as Record<string, unknown>[] : [];
   return entries.flatMap((entry) => Array.isArray(entry.hooks) ? entry.hooks : [])

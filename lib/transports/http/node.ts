@@ -9,6 +9,7 @@
 
 import type { ConfigWarning, ResolvedConfig } from "../../config.ts";
 import type { Logger } from "../../log.ts";
+import type { ServerDeps } from "../../mcp/server.ts";
 import type { Profile } from "../../mcp/profiles/mod.ts";
 import { openRuntime } from "../../runtime.ts";
 import { maxMessageBytes } from "../limits.ts";
@@ -33,6 +34,8 @@ export interface NodeOptions {
 /** What serves a node's requests: its one thread's handler, or its session workers. */
 export interface Serving {
   handle(request: Request): Promise<Response>;
+  /** MCP sessions open. */
+  readonly sessions: number;
   /** Close every session (open event streams would hold a graceful shutdown forever). */
   closeSessions(): Promise<void>;
   /** Close the rest (after the server stopped listening). */
@@ -52,9 +55,32 @@ export function openNode(options: NodeOptions): Node {
     indexing: options.indexing,
     configWarnings: options.configWarnings,
   });
-  const { bus, search } = runtime;
-  const handler = createHttpHandler({
-    deps: { bus, search },
+  const handler = handlerOver({ bus: runtime.bus, search: runtime.search }, options);
+  return {
+    handler,
+    handle: (request) => handler.handle(request),
+    get sessions() {
+      return handler.sessions;
+    },
+    closeSessions: () => handler.close(),
+    async close() {
+      await handler.close();
+      await runtime.close();
+    },
+  };
+}
+
+/**
+ * The request handler of a node bound to `options.hostname`, over a
+ * runtime opened elsewhere (a node's own, or a resident bus's).
+ */
+export function handlerOver(
+  deps: ServerDeps,
+  options: Pick<NodeOptions, "config" | "hostname" | "atMcp" | "observer">,
+): HttpHandler {
+  const { config } = options;
+  return createHttpHandler({
+    deps,
     policy: guardPolicy(options.hostname, config.http),
     maxBodyBytes: maxMessageBytes(config),
     sessionIdleMs: config.http.sessionIdleSeconds * 1000,
@@ -62,13 +88,4 @@ export function openNode(options: NodeOptions): Node {
     atMcp: options.atMcp,
     observer: options.observer,
   });
-  return {
-    handler,
-    handle: (request) => handler.handle(request),
-    closeSessions: () => handler.close(),
-    async close() {
-      await handler.close();
-      await runtime.close();
-    },
-  };
 }

@@ -249,6 +249,10 @@ export class NodePool implements Serving {
     this.#workers[slot] = worker;
   }
 
+  get sessions(): number {
+    return this.#sessions.size;
+  }
+
   /** Answer a request: here when it is a known session's `ping` or `tools/list`, else in a worker. */
   async handle(request: Request): Promise<Response> {
     if (this.#stopping) {

@@ -48,3 +48,12 @@ export function routeOf(
     return { error: error instanceof Error ? error.message : String(error) };
   }
 }
+
+/**
+ * The path that serves `profile` when `/mcp` serves `atMcp`: `/mcp`, the
+ * profile's own path, or undefined when it has none (a per-agent profile's
+ * is `/agents/{agent}/mcp/`; some profiles are served over stdio alone).
+ */
+export function pathOf(profile: Profile, atMcp: Profile): string | undefined {
+  return profile === atMcp ? "/mcp" : profile.http.path;
+}

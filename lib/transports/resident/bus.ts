@@ -13,7 +13,10 @@
  * would have named itself.
  *
  * It also answers hook runs (`hook_ask.ts`), over the same host, and keeps
- * their record (`../hook/record.ts`).
+ * their record (`../hook/record.ts`); and once asked to (`listen`, from
+ * `agent-bus bus start`, or `port` when run) it serves MCP clients by URL
+ * on a loopback port, over the same host, to whoever shows the token of
+ * `token.ts`. A bus that serves a URL does not idle out.
  *
  * It says `listening` on stdout once it accepts connections (its starter
  * waits for that line), ends by itself when it has had no session for
@@ -37,6 +40,8 @@ import { inProcessHost, type SessionChoice, type SessionHost, sessionLog } from 
 import { workerHost } from "./worker_host.ts";
 import { type ChunkReader, serialWriter } from "../direct_io.ts";
 import { recordDir, writeRecord } from "../hook/record.ts";
+import type { Serving } from "../http/node.ts";
+import { residentToken, tokenPath } from "./token.ts";
 import {
   type Attach,
   type BusStatus,
@@ -46,6 +51,7 @@ import {
   type HookHello,
   type HookReply,
   lineOf,
+  type Listen,
   LOG_METHOD,
   type ResidentAddress,
   STATE_METHOD,
@@ -72,7 +78,20 @@ export interface ResidentBusOptions {
   choose(args: string[], env: Record<string, string>): SessionChoice;
   /** Says `listening` where its starter reads (stdout). */
   say(line: string): void;
+  /** Serve MCP clients by URL on this loopback port from the start (`bus run --port`). */
+  port?: number | undefined;
 }
+
+/** The bus's URL, and what serves it. */
+interface UrlListener {
+  url: string;
+  port: number;
+  server: Deno.HttpServer;
+  serving: Serving;
+}
+
+/** The only address a bus's URL is served on: this host's users alone reach it. */
+const URL_HOSTNAME = "127.0.0.1";
 
 /** Writes to one connection, in the order asked. */
 type Write = (bytes: Uint8Array) => Promise<void>;
@@ -106,7 +125,18 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
   const listener = Deno.listen({ transport: "unix", path: address.socket });
   await Deno.chmod(address.socket, 0o600);
   const ours = (await Deno.stat(address.socket)).ino;
-  await new ResidentBus(options, host, logs.log, ours).run(listener);
+  const bus = new ResidentBus(options, host, logs.log, ours);
+  if (options.port !== undefined) {
+    try {
+      await bus.listen(options.port);
+    } catch (error) {
+      listener.close();
+      await Deno.remove(address.socket).catch(() => {});
+      await host.close();
+      throw error;
+    }
+  }
+  await bus.run(listener);
 }
 
 /** A listening bus: its sessions, its hook runs, and when it ends. */
@@ -124,6 +154,9 @@ class ResidentBus {
   /** Attaches not yet a session nor refused (a bus must not idle out under them). */
   #arriving = 0;
   #hadSession = false;
+  /** Its URL, once asked to serve one (a failed attempt is forgotten). */
+  #url: Promise<UrlListener> | undefined;
+  #served: UrlListener | undefined;
   readonly #stopped = Promise.withResolvers<void>();
   #idle: ReturnType<typeof setTimeout> | undefined;
 
@@ -164,11 +197,63 @@ class ResidentBus {
     listener.close();
     await accepting;
     await Promise.all([...this.#sessions.keys()].map((session) => session.stop()));
+    const served = await this.#url?.catch(() => undefined);
+    if (served) {
+      // (Open event streams would hold a graceful shutdown forever: the sessions end first.)
+      await served.serving.closeSessions();
+      await served.server.shutdown();
+      await served.serving.close();
+    }
     await this.#host.close();
   }
 
+  /**
+   * Serve MCP clients by URL on loopback `port` (0: any free one), from now
+   * until the bus ends; asked again, the URL it serves.
+   *
+   * @throws {Error} when the port is taken, or the bus serves another
+   */
+  async listen(port: number): Promise<UrlListener> {
+    const attempt = this.#url ??= this.#openUrl(port);
+    attempt.catch(() => {
+      if (this.#url === attempt) this.#url = undefined;
+    });
+    const served = await attempt;
+    if (port !== 0 && served.port !== port) {
+      throw new Error(`this bus serves ${served.url}: \`agent-bus bus stop\` it to move it`);
+    }
+    return served;
+  }
+
+  async #openUrl(port: number): Promise<UrlListener> {
+    const token = await residentToken(tokenPath(this.#options.address.socket));
+    const serving = await this.#host.http({ hostname: URL_HOSTNAME, token });
+    try {
+      const bound = Promise.withResolvers<Deno.NetAddr>();
+      const server = Deno.serve(
+        { hostname: URL_HOSTNAME, port, onListen: bound.resolve },
+        (request) => serving.handle(request),
+      );
+      const { port: chosen } = await bound.promise;
+      this.#served = { url: `http://${URL_HOSTNAME}:${chosen}/mcp`, port: chosen, server, serving };
+      this.#idleCheck();
+      this.#log.info("agent-bus resident bus serves a URL", { url: this.#served.url });
+      return this.#served;
+    } catch (error) {
+      await serving.close();
+      if (error instanceof Deno.errors.AddrInUse) {
+        throw new Error(
+          `port ${port} of ${URL_HOSTNAME} is taken: choose another with --port ` +
+            "(or AGENT_BUS_RESIDENT_PORT)",
+        );
+      }
+      throw error;
+    }
+  }
+
   #busy(): boolean {
-    return this.#sessions.size > 0 || this.#hooks > 0 || this.#arriving > 0;
+    return this.#sessions.size > 0 || this.#hooks > 0 || this.#arriving > 0 ||
+      (this.#served?.serving.sessions ?? 0) > 0;
   }
 
   async #ownsSocket(): Promise<boolean> {
@@ -176,13 +261,15 @@ class ResidentBus {
     return now?.ino === this.#ours;
   }
 
-  /** With nothing to serve, end after the idle time. */
+  /** With nothing to serve, end after the idle time (never while it serves a URL). */
   #idleCheck(): void {
     clearTimeout(this.#idle);
     const idleMs = this.#hadSession
       ? this.#options.idleMs
       : Math.max(this.#options.idleMs, FIRST_SESSION_MS);
-    this.#idle = this.#busy() ? undefined : setTimeout(() => this.#stopped.resolve(), idleMs);
+    this.#idle = this.#busy() || this.#served
+      ? undefined
+      : setTimeout(() => this.#stopped.resolve(), idleMs);
   }
 
   #status(): BusStatus {
@@ -194,6 +281,8 @@ class ResidentBus {
       sessions: this.#sessions.size,
       started_at: this.#started,
       socket: address.socket,
+      url: this.#served?.url ?? null,
+      http_sessions: this.#served?.serving.sessions ?? 0,
     };
   }
 
@@ -219,9 +308,35 @@ class ResidentBus {
     const write = serialWriter(conn);
     if ("attach" in hello) return await this.#attach(conn, write, hello.attach, rest);
     if ("hook" in hello) return await this.#hook(conn, write, hello.hook);
+    if ("listen" in hello) return await this.#listenFor(conn, write, hello.listen);
     await write(lineOf({ ok: true, bus: this.#status() } satisfies Welcome)).catch(() => {});
     closeQuietly(conn);
     if ("stop" in hello) this.#stopped.resolve();
+  }
+
+  /** `bus start`: serve a URL (of this bus's version and settings), and say where. */
+  async #listenFor(conn: Deno.UnixConn, write: Write, asked: Listen): Promise<void> {
+    let answer: Welcome;
+    if (asked.version !== VERSION) {
+      answer = {
+        ok: false,
+        error: `this bus is agent-bus ${VERSION}, the command ${asked.version}`,
+        reason: "version",
+      };
+    } else if (asked.settings !== this.#options.settings) {
+      answer = {
+        ok: false,
+        error: "this bus runs with other AGENT_BUS_* settings",
+        reason: "settings",
+      };
+    } else {
+      answer = await this.listen(asked.port).then(
+        () => ({ ok: true, bus: this.#status() }),
+        (error) => ({ ok: false, error: String(error?.message ?? error), reason: "listen" }),
+      );
+    }
+    await write(lineOf(answer)).catch(() => {});
+    closeQuietly(conn);
   }
 
   /** An entry's session: refused (and why), or served until it ends. */

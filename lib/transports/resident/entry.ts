@@ -74,7 +74,7 @@ export async function attachToResidentBus(
     welcome = await attachTo(await connect(address.socket), attach);
     // None answered (or one of another version, which gives way): start this version's.
     if (!welcome || (!welcome.answer.ok && welcome.answer.reason === "version")) {
-      welcome = await attachTo(await startAndConnect(config, env, address, attach), attach);
+      welcome = await attachTo(await reachBus(config, env, address), attach);
     }
   } catch (error) {
     return { failed: error instanceof Error ? error.message : String(error) };
@@ -89,7 +89,7 @@ export async function attachToResidentBus(
   const reconnect = async (restore: SessionState | undefined) => {
     const again = { ...attach, restore };
     const conn = await connect(address.socket) ??
-      await startAndConnect(config, env, address, again);
+      await reachBus(config, env, address);
     const { answer, rest } = await hello(conn, { attach: again });
     if (!answer.ok) throw new Error(answer.error);
     return linkOf(conn, rest);
@@ -138,14 +138,16 @@ async function attachTo(conn: Deno.UnixConn | undefined, attach: Attach) {
 }
 
 /**
- * Start the bus under its lock and connect, unless another starter's bus
- * that takes `attach` answers once the lock is held.
+ * A connection to the bus of this version at `address`: started under its
+ * lock, unless another starter's answers once the lock is held. (Also how
+ * `agent-bus bus start` reaches the bus.)
+ *
+ * @throws {Error} when the bus it started does not listen in time
  */
-async function startAndConnect(
+export async function reachBus(
   config: ResolvedConfig,
   env: Record<string, string | undefined>,
   address: ResidentAddress,
-  attach: Attach,
 ): Promise<Deno.UnixConn> {
   await Deno.mkdir(directoryOf(address.lock), { recursive: true, mode: 0o700 });
   using lock = await Deno.open(address.lock, { create: true, write: true, mode: 0o600 });
@@ -154,7 +156,7 @@ async function startAndConnect(
   if (running) {
     const status = await exchange(running, { status: true }).catch(() => undefined);
     closeQuietly(running);
-    if (status?.ok && status.bus.version === attach.version) {
+    if (status?.ok && status.bus.version === VERSION) {
       const conn = await connect(address.socket);
       if (conn) return conn;
     }

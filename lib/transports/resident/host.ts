@@ -6,7 +6,9 @@
  * spread over a fixed pool of worker threads (`worker_host.ts`), each with
  * one runtime and its connections: the host's connections stay the same
  * whatever the number of agents. The bus itself (`bus.ts`) only accepts,
- * relays and answers what needs no database.
+ * relays and answers what needs no database. Either host also answers MCP
+ * clients attached by URL (`http`): over its runtime on SQLite, over an
+ * HTTP node's pool of workers of the same size on PostgreSQL.
  *
  * @module
  */
@@ -24,6 +26,7 @@ import { openRuntime } from "../../runtime.ts";
 import { answerHook, type HookAnswer, type HookAsk } from "../hook/answer.ts";
 import { readProcessTree } from "../hook/process_tree.ts";
 import { serveSession, type StdioSession } from "../stdio_session.ts";
+import { handlerOver, type Serving } from "../http/node.ts";
 
 /** What a session's serve arguments choose (the CLI reads them: `serve.ts`). */
 export interface SessionChoice {
@@ -55,10 +58,20 @@ export interface HookOrigin {
   attached: Attachment[];
 }
 
+/** What serves the bus's URL (`bus start`). */
+export interface UrlServing {
+  /** The address it is bound to (the Host/Origin guard accepts it). */
+  hostname: string;
+  /** The bearer token every request must carry. */
+  token: string;
+}
+
 /** Where a bus's sessions and hook answers run. */
 export interface SessionHost {
   /** Serve `session` on `transport` until it closes. */
   serve(transport: Transport, session: HostedSession): Promise<StdioSession>;
+  /** What answers the requests of MCP clients attached by URL, over the same bus. */
+  http(options: UrlServing): Promise<Serving>;
   /** Answer a hook run from `origin`. */
   answerHook(ask: HookAsk, origin: HookOrigin): Promise<HookAnswer>;
   /** Close what the host opened (its sessions are stopped before). */
@@ -124,6 +137,21 @@ export function inProcessHost(options: HostOptions, logs: SessionLog): SessionHo
           tree: () => readProcessTree(ppid),
         }),
       }),
+    http({ hostname, token }) {
+      // (Over this thread's runtime: its sessions and the stdio ones wake each other in process.)
+      const handler = handlerOver(
+        { bus: runtime.bus, search: runtime.search },
+        { config: { ...config, http: { ...config.http, token } }, hostname },
+      );
+      return Promise.resolve({
+        handle: handler.handle,
+        get sessions() {
+          return handler.sessions;
+        },
+        closeSessions: () => handler.close(),
+        close: () => handler.close(),
+      });
+    },
     close: () => runtime.close(),
   };
 }

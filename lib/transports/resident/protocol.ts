@@ -34,7 +34,19 @@ export type Hello =
   | { attach: Attach }
   | { hook: HookHello }
   | { status: true }
-  | { stop: true };
+  | { stop: true }
+  | { listen: Listen };
+
+/**
+ * Serve MCP clients by URL too, on a loopback port (`agent-bus bus start`).
+ * As for an attach, the bus must be of this version and settings.
+ */
+export interface Listen {
+  version: string;
+  settings: string;
+  /** The port; 0 takes any free one. */
+  port: number;
+}
 
 /**
  * A hook run asked of the bus. The version and the database must match
@@ -92,7 +104,7 @@ export const LOG_LINE_START = `{"jsonrpc":"2.0","method":"${LOG_METHOD}"`;
 /** The bus's answer. */
 export type Welcome =
   | { ok: true; bus: BusStatus }
-  | { ok: false; error: string; reason: "usage" | "version" | "settings" };
+  | { ok: false; error: string; reason: "usage" | "version" | "settings" | "listen" };
 
 /** What `agent-bus bus status` shows. */
 export interface BusStatus {
@@ -103,6 +115,10 @@ export interface BusStatus {
   /** When the bus started (ISO 8601). */
   started_at: string;
   socket: string;
+  /** Where MCP clients attach by URL (`bus start`), or null when it serves none. */
+  url: string | null;
+  /** MCP sessions open at that URL. */
+  http_sessions: number;
 }
 
 /** Settings read per session, passed in the attach (not part of the bus's identity). */
@@ -112,6 +128,7 @@ const ATTACH_SETTINGS = [
   "AGENT_BUS_RESIDENT",
   "AGENT_BUS_STANDALONE",
   "AGENT_BUS_RESIDENT_IDLE_MS",
+  "AGENT_BUS_RESIDENT_PORT",
 ];
 /** Longest first line either side accepts. */
 export const MAX_HELLO_BYTES = 256 * 1024;
@@ -228,6 +245,22 @@ export async function connect(socket: string): Promise<Deno.UnixConn | undefined
       return undefined;
     }
     throw error;
+  }
+}
+
+/**
+ * What the bus at `socket` says of itself, or undefined when none runs
+ * there (or it ends as it is asked).
+ */
+export async function statusAt(socket: string): Promise<Welcome | undefined> {
+  const conn = await connect(socket).catch(() => undefined);
+  if (!conn) return undefined;
+  try {
+    return await exchange(conn, { status: true });
+  } catch {
+    return undefined;
+  } finally {
+    closeQuietly(conn);
   }
 }
 

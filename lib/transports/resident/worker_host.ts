@@ -8,7 +8,9 @@
  * `ping` and `tools/list` itself (`../local_answers.ts`), as a stdio
  * server's front does (`../stdio.ts`). Hook runs are answered by a worker
  * too. A worker that fails is replaced; its sessions' connections are
- * closed, and their entries carry them on as the same agents.
+ * closed, and their entries carry them on as the same agents. Clients
+ * attached by URL are served by an HTTP node's pool (`../http/node_pool.ts`)
+ * of as many workers, opened when the bus is asked to listen.
  *
  * @module
  */
@@ -19,7 +21,10 @@ import { toolListOf } from "../../mcp/tool_runner.ts";
 import { localAnswer } from "../local_answers.ts";
 import type { HookAnswer, HookAsk } from "../hook/answer.ts";
 import type { StdioSession } from "../stdio_session.ts";
-import type { HookOrigin, HostedSession, HostOptions, SessionHost } from "./host.ts";
+import type { HookOrigin, HostedSession, HostOptions, SessionHost, UrlServing } from "./host.ts";
+import { profile } from "../../mcp/profiles/mod.ts";
+import type { Serving } from "../http/node.ts";
+import { NodePool } from "../http/node_pool.ts";
 import type { FromSessionWorker, ToSessionWorker } from "./session_worker.ts";
 
 /** One worker thread, the sessions it holds, and when it has stopped. */
@@ -94,6 +99,18 @@ class WorkerHost implements SessionHost {
     });
     await transport.start();
     return { stop, closed };
+  }
+
+  /** An HTTP node's pool as large as this one, with connections of its own. */
+  http({ hostname, token }: UrlServing): Promise<Serving> {
+    const { config } = this.#options;
+    return NodePool.open({
+      config: { ...config, http: { ...config.http, token, workers: this.#slots.length } },
+      configWarnings: [],
+      log: this.#log,
+      hostname,
+      atMcp: profile("peer"),
+    });
   }
 
   answerHook(ask: HookAsk, origin: HookOrigin): Promise<HookAnswer> {
