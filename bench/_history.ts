@@ -7,7 +7,7 @@
  * @module
  */
 
-import { type Peer, startPeer } from "../tests/_helpers/peer.ts";
+import { startPeer, type ToolCaller } from "../tests/_helpers/peer.ts";
 
 /** Where the history is: its topic's name and the seq of its last message. */
 export interface History {
@@ -39,7 +39,12 @@ export async function loadHistory(path: string, count: number): Promise<History>
 }
 
 /** Join `peer` to the history's topic as `name`, reading from its end (not its backlog). */
-export async function joinAtEnd(peer: Peer, topicId: string, name: string, history?: History) {
+export async function joinAtEnd(
+  peer: ToolCaller,
+  topicId: string,
+  name: string,
+  history?: History,
+) {
   await peer.ok("topic_join", { agent_name: name, topic_id: topicId });
   if (history) await peer.ok("cursor_reset", { topic_id: topicId, last_seq: history.lastSeq });
 }

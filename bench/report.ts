@@ -619,7 +619,7 @@ function hookRows(hooks: HooksResult): string[][] {
 
 /** The resident bus against a process per agent (`resident.ts`), measured in the same run. */
 function residentRows(
-  { standalone: s, resident: r, connections, kills: k }: ResidentResult,
+  { standalone: s, resident: r, connections, kills: k, byUrl: u }: ResidentResult,
 ): string[][] {
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
   const counts = (byAgents: Record<number, number>) =>
@@ -669,6 +669,20 @@ function residentRows(
       `${ms(k.calls.p99)}, slowest ${ms(k.calls.max)}; a new bus ${
         ms(k.restart.p50)
       } after a kill (p50)`,
+    ],
+    [
+      "By URL (`bus start`): the client's `initialize` answered, p50; memory of 8 agents",
+      "no process per agent",
+      `${ms(u.startup.p50)} (p95 ${ms(u.startup.p95)}); ${
+        u.memoryMB.toFixed(0)
+      } MB (the bus alone: the clients are the user's own)`,
+    ],
+    [
+      "By URL: delivery between two agents; 4 agents × 1 message per call",
+      "",
+      `p50 ${u.delivery.p50.toFixed(2)} ms, p99 ${u.delivery.p99.toFixed(2)} ms; ${
+        u.fourByOne.toFixed(0)
+      } msg/s (${ratio(u.fourByOne, s.fourByOne)} standalone)`,
     ],
   ];
 }

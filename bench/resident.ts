@@ -7,17 +7,20 @@
  * call, and on PostgreSQL the connections a host holds for 1, 10 and 50
  * agents (standalone stops at 10: 50 would need more than a default
  * cluster's 100). Then the resident bus alone: SIGKILLed again and again
- * under 8 agents' traffic, what their calls got and what was kept.
+ * under 8 agents' traffic, what their calls got and what was kept; and
+ * agents attached by URL (`bus start`), with no process of their own: the
+ * same figures, their `initialize` timed from the client's first request.
  *
  * @module
  */
 
 import { type Peer, startPeer } from "../tests/_helpers/peer.ts";
 import { cli } from "../tests/_helpers/cli.ts";
+import { connectHttp } from "../tests/_helpers/http.ts";
 import { killsUnderTraffic } from "../tests/_helpers/resident.ts";
 import { type Distribution, distribution } from "./_stats.ts";
 import { pssMB } from "./_system.ts";
-import { benchThroughput } from "./throughput.ts";
+import { type Agent, benchThroughput } from "./throughput.ts";
 import postgres from "postgres";
 import { postgresBin, startPostgres } from "../tests/_helpers/postgres.ts";
 
@@ -36,6 +39,8 @@ export interface ResidentResult {
   /** PostgreSQL connections of one host by number of agents; undefined without PostgreSQL. */
   connections?: { resident: Record<number, number>; standalone: Record<number, number> };
   kills: KillsResult;
+  /** Agents attached by URL; their memory is the bus's alone. */
+  byUrl: ModeResult;
 }
 
 /** The bus SIGKILLed under agents' traffic: what their calls got, and what was kept. */
@@ -80,8 +85,16 @@ export async function benchResident(
     resident: await memoryOf(dbPath, true),
   };
   const delivery = {
-    standalone: await pingPong(dbPath, false, options.pings),
-    resident: await pingPong(dbPath, true, options.pings),
+    standalone: await pingPong(
+      () => startPeer({ dbPath, resident: false }),
+      "standalone",
+      options.pings,
+    ),
+    resident: await pingPong(
+      () => startPeer({ dbPath, resident: true }),
+      "resident",
+      options.pings,
+    ),
   };
   const fourByOne = async (resident: boolean) =>
     (await benchThroughput(dir, {
@@ -107,7 +120,54 @@ export async function benchResident(
     resident: mode("resident"),
     connections: await connectionsByAgents(),
     kills: await killsOf(`${dir}/kills.sqlite`, 8, options.kills),
+    byUrl: await byUrl(`${dir}/url.sqlite`, options),
   };
+}
+
+/** The same figures for agents attached by URL to a bus that `bus start` started. */
+async function byUrl(
+  dbPath: string,
+  options: { starts: number; pings: number; seconds: number },
+): Promise<ModeResult> {
+  // (The readers of the 4 × 1 row read up to 1,000 messages a call, as the other modes' do.)
+  const env = { AGENT_BUS_DB: dbPath, AGENT_BUS_MAX_SYNC_ITEMS: "1000" };
+  const started = await cli(["bus", "start", "--port", "0", "--json"], env);
+  if (started.code !== 0) throw new Error(`bus start: ${started.stderr}`);
+  const bus = JSON.parse(started.stdout) as { pid: number; url: string; token_file: string };
+  const token = (await Deno.readTextFile(bus.token_file)).trim();
+  const open = () => connectHttp(bus.url, { headers: { Authorization: `Bearer ${token}` } });
+  try {
+    const starts: number[] = [];
+    for (let i = 0; i < options.starts + 1; i++) {
+      const begun = performance.now();
+      const client = await open();
+      if (i > 0) starts.push(performance.now() - begun);
+      await client.close();
+    }
+    const clients: Agent[] = [];
+    let memoryMB;
+    try {
+      for (let i = 0; i < 8; i++) clients.push(await open());
+      for (const client of clients) await client.ok("topic_list", {});
+      memoryMB = pssMB(bus.pid);
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+    }
+    return {
+      startup: distribution(starts),
+      memoryMB,
+      delivery: await pingPong(open, "url", options.pings),
+      fourByOne: (await benchThroughput("", {
+        senders: 4,
+        perCall: 1,
+        seconds: options.seconds,
+        dbPath,
+        open,
+      })).perSecond,
+    };
+  } finally {
+    await cli(["bus", "stop"], env);
+  }
 }
 
 /** `agents` agents send one message per call while their bus is SIGKILLed `kills` times. */
@@ -201,14 +261,30 @@ async function memoryOf(dbPath: string, resident: boolean): Promise<number> {
   }
 }
 
-/** One-way delivery: half of each round trip of a ping answered by a pong, both `sync` with a wait. */
-async function pingPong(dbPath: string, resident: boolean, rounds: number): Promise<Distribution> {
-  await using a = await startPeer({ dbPath, resident });
-  await using b = await startPeer({ dbPath, resident });
-  const { topic_id } = await a.ok("topic_create", { name: `ping-pong-${resident}` });
+/**
+ * One-way delivery between two agents `open` attaches: half of each round
+ * trip of a ping answered by a pong, both `sync` with a wait.
+ */
+async function pingPong(
+  open: () => Promise<Agent>,
+  name: string,
+  rounds: number,
+): Promise<Distribution> {
+  const a = await open();
+  const b = await open();
+  try {
+    return await pingPongOf(a, b, name, rounds);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+}
+
+async function pingPongOf(a: Agent, b: Agent, name: string, rounds: number) {
+  const { topic_id } = await a.ok("topic_create", { name: `ping-pong-${name}` });
   await a.ok("topic_join", { agent_name: "ping", topic_id });
   await b.ok("topic_join", { agent_name: "pong", topic_id });
-  const say = (peer: Peer, text: string) =>
+  const say = (peer: Agent, text: string) =>
     peer.ok("sync", {
       topic_id,
       outbox: [{ content_markdown: text }],

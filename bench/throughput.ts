@@ -7,10 +7,13 @@
  * @module
  */
 
-import { type Peer, startPeer } from "../tests/_helpers/peer.ts";
+import { startPeer, type ToolCaller } from "../tests/_helpers/peer.ts";
 import { type History, joinAtEnd } from "./_history.ts";
 
 /** Messages per second, and the loss check. */
+/** An agent the benchmarks call tools as: a server process, an entry, a client by URL. */
+export type Agent = ToolCaller & { close(): Promise<void> };
+
 export interface ThroughputResult {
   senders: number;
   topics: number;
@@ -43,20 +46,23 @@ export async function benchThroughput(
      * with the readers' setting: a bus serves entries of its own settings).
      */
     resident?: boolean;
+    /**
+     * How an agent attaches (default: a server process of its own or an
+     * entry on the resident bus, started with `env`).
+     */
+    open?: (env: Record<string, string>) => Promise<Agent>;
   },
 ): Promise<ThroughputResult> {
   const dbPath = options.dbPath ?? `${dir}/throughput-${options.senders}-${options.perCall}.sqlite`;
   const { resident } = options;
   const readerEnv = { AGENT_BUS_MAX_SYNC_ITEMS: "1000" };
-  const senders: Peer[] = await Promise.all(
-    Array.from(
-      { length: options.senders },
-      () => startPeer({ dbPath, resident, env: resident ? readerEnv : {} }),
-    ),
+  const open = options.open ?? ((env) => startPeer({ dbPath, resident, env }));
+  const senders = await Promise.all(
+    Array.from({ length: options.senders }, () => open(resident ? readerEnv : {})),
   );
   const topicCount = options.topics ?? 1;
-  const readers: Peer[] = await Promise.all(
-    Array.from({ length: topicCount }, () => startPeer({ dbPath, resident, env: readerEnv })),
+  const readers = await Promise.all(
+    Array.from({ length: topicCount }, () => open(readerEnv)),
   );
   try {
     const { history } = options;
