@@ -156,3 +156,15 @@ Deno.test("a bus that serves a URL does not end when idle; `bus stop` ends it, a
     await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
   }
 });
+
+Deno.test("bus start run in process with settings of its own starts a bus of those settings", async () => {
+  await using tmp = await tmpDir();
+  const env = { AGENT_BUS_DB: `${tmp.path}/bus.sqlite`, AGENT_BUS_MAX_SYNC_ITEMS: "7" };
+  try {
+    const result = await cli(["bus", "start", "--port", "0", "--json"], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match((JSON.parse(result.stdout) as Started).url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+  } finally {
+    await cli(["bus", "stop"], env);
+  }
+});

@@ -169,9 +169,13 @@ export async function reachBus(
     denoDir: env.DENO_DIR,
     role: "bus",
   });
+  // (With the settings it was given, which a caller in process may hold apart from its own.)
+  const settings = Object.entries(env).filter(([key, value]) =>
+    key.startsWith("AGENT_BUS_") && value !== undefined
+  );
   const child = new Deno.Command(launch.command, {
     args: launch.args,
-    env: launch.env,
+    env: { ...Object.fromEntries(settings) as Record<string, string>, ...launch.env },
     stdin: "null",
     stdout: "piped",
     stderr: "null",
