@@ -168,3 +168,30 @@ Deno.test("bus start run in process with settings of its own starts a bus of tho
     await cli(["bus", "stop"], env);
   }
 });
+
+Deno.test("bus run --port serves the URL from the start (a service manager's bus); a port taken is said", async () => {
+  await using tmp = await tmpDir();
+  const db = `${tmp.path}/bus.sqlite`;
+  const env = { AGENT_BUS_RESIDENT_IDLE_MS: "100" };
+  const command = (port: string, stderr: "piped" | "null") =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", MAIN, "bus", "run", "--port", port],
+      clearEnv: true,
+      env: { ...inheritedEnv(), AGENT_BUS_DB: storeLocation(db), ...env },
+      stdout: "piped",
+      stderr,
+    });
+  await using bus = command("0", "null").spawn();
+  const said = await bus.stdout.pipeThrough(new TextDecoderStream()).getReader().read();
+  assert.match(said.value ?? "", /^listening /);
+  const { url } = await busStatus(db, env) as { url?: string };
+  assert.match(url ?? "", /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+  await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
+  assert.equal((await bus.status).code, 0);
+
+  using taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const refused = await command(String(taken.addr.port), "piped").output();
+  assert.notEqual(refused.code, 0);
+  assert.match(new TextDecoder().decode(refused.stderr), /port \d+ of 127\.0\.0\.1 is taken/);
+  assert.equal((await busStatus(db, env)).running, false, "and no bus was left behind");
+});
