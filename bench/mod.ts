@@ -26,6 +26,7 @@ import { benchFanout } from "./fanout.ts";
 import { benchWithHistory } from "./history.ts";
 import { benchHooks } from "./hooks.ts";
 import { benchResident } from "./resident.ts";
+import { benchCommitHold } from "./commit_hold.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchIdle } from "./idle.ts";
 import { benchLatency } from "./latency.ts";
@@ -62,11 +63,11 @@ try {
 }
 
 /**
- * `--only secrets,streams,fairness,hooks,resident`: those benchmarks alone, printed and
+ * `--only secrets,streams,fairness,hooks,resident,commit`: those benchmarks alone, printed and
  * appended to docs/BENCHMARKS.md as a partial run (the summary stays).
  */
 async function runSome(names: string[]): Promise<void> {
-  const known = ["secrets", "streams", "fairness", "hooks", "resident"];
+  const known = ["secrets", "streams", "fairness", "hooks", "resident", "commit"];
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length > 0) throw new Error(`--only takes ${known.join(", ")}; not ${unknown}`);
   const results: Parameters<typeof partialTable>[0] = {};
@@ -101,6 +102,10 @@ async function runSome(names: string[]): Promise<void> {
       seconds: size(10, 3),
       kills: size(20, 5),
     });
+  }
+  if (names.includes("commit")) {
+    progress("PostgreSQL: how long a send holds the commit lock, and the ceiling that sets");
+    results.commit = await benchCommitHold(size(500, 100));
   }
   const table = partialTable(results);
   await Deno.stdout.write(new TextEncoder().encode(`${table}\n`));

@@ -8,6 +8,7 @@
  */
 
 import type { ResidentResult } from "./resident.ts";
+import type { CommitHold } from "./commit_hold.ts";
 import { fileURLToPath } from "node:url";
 import type { ChatThroughput } from "./chatbus.ts";
 import type { LockedSearch } from "./search.ts";
@@ -694,10 +695,20 @@ export function partialTable(r: {
   fairness?: LoopTally;
   hooks?: HooksResult[];
   resident?: ResidentResult;
+  commit?: CommitHold[] | undefined;
 }): string {
   const rows: string[][] = [];
   for (const hooks of r.hooks ?? []) rows.push(...hookRows(hooks));
   if (r.resident) rows.push(...residentRows(r.resident));
+  for (const hold of r.commit ?? []) {
+    rows.push([
+      `PostgreSQL: the commit lock held by a send of ${hold.perSend} message(s), p50 / p99 (${hold.hold.samples}); the ceiling it sets`,
+      "raised (state it and what sets it)",
+      `${ms(hold.hold.p50)} / ${ms(hold.hold.p99)}; ${
+        Math.round(hold.ceiling).toLocaleString("en-US")
+      } msg/s whatever the cores`,
+    ]);
+  }
   for (const cost of r.secrets ?? []) {
     rows.push([
       `Secret screen per message: ${cost.name}`,
