@@ -195,3 +195,35 @@ Deno.test("bus run --port serves the URL from the start (a service manager's bus
   assert.match(new TextDecoder().decode(refused.stderr), /port \d+ of 127\.0\.0\.1 is taken/);
   assert.equal((await busStatus(db, env)).running, false, "and no bus was left behind");
 });
+
+Deno.test("a bus killed while it serves a URL: the bus an entry starts in its place serves it again; after bus stop, none does", async () => {
+  await using tmp = await tmpDir();
+  const db = `${tmp.path}/bus.sqlite`;
+  const env = { AGENT_BUS_RESIDENT_IDLE_MS: "60000" };
+  const { bus, auth } = await started(db, env);
+  try {
+    await using entry = await startPeer({ dbPath: db, resident: true, env });
+    const { topic_id } = await entry.ok("topic_create", { name: "before the kill" });
+    Deno.kill(bus.pid, "SIGKILL");
+    // The entry's next call carries its session on to a new bus, which it starts.
+    await entry.ok("topic_list", {});
+    const after = await busStatus(db, env) as { pid?: number; url?: string | null };
+    assert.notEqual(after.pid, bus.pid);
+    assert.equal(after.url, bus.url, "the same URL, served again");
+    await using web = await connectHttp(bus.url, { headers: auth });
+    const listed = await web.ok("topic_list", {});
+    assert.deepEqual((listed.topics as { topic_id: string }[]).map((t) => t.topic_id), [topic_id]);
+    await web.close();
+
+    const stopped = await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
+    assert.equal(stopped.code, 0, stopped.stderr);
+    // (Its sessions ended with it: a new entry starts the next bus.)
+    await using next = await startPeer({ dbPath: db, resident: true, env });
+    await next.ok("topic_list", {});
+    const again = await busStatus(db, env) as { pid?: number; url?: string | null };
+    assert.notEqual(again.pid, after.pid);
+    assert.equal(again.url, null, "stopped on purpose: no URL until bus start");
+  } finally {
+    await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });
+  }
+});

@@ -16,7 +16,8 @@
  * their record (`../hook/record.ts`); and once asked to (`listen`, from
  * `agent-bus bus start`, or `port` when run) it serves MCP clients by URL
  * on a loopback port, over the same host, to whoever shows the token of
- * `token.ts`. A bus that serves a URL does not idle out.
+ * `token.ts`. A bus that serves a URL does not idle out; one started in
+ * the place of a bus that died while it served one serves it again.
  *
  * It says `listening` on stdout once it accepts connections (its starter
  * waits for that line), ends by itself when it has had no session for
@@ -41,7 +42,7 @@ import { workerHost } from "./worker_host.ts";
 import { type ChunkReader, serialWriter } from "../direct_io.ts";
 import { recordDir, writeRecord } from "../hook/record.ts";
 import type { Serving } from "../http/node.ts";
-import { residentToken, tokenPath } from "./token.ts";
+import { keptPort, portPath, residentToken, tokenPath } from "./token.ts";
 import {
   type Attach,
   type BusStatus,
@@ -134,6 +135,14 @@ export async function serveResidentBus(options: ResidentBusOptions): Promise<voi
       await Deno.remove(address.socket).catch(() => {});
       await host.close();
       throw error;
+    }
+  } else {
+    // The URL of a bus that died (not stopped) is served again by the bus in its place.
+    const kept = await keptPort(portPath(address.socket));
+    if (kept !== undefined) {
+      await bus.listen(kept).catch((error) =>
+        logs.log.warn("The resident bus does not serve its URL again", { error: String(error) })
+      );
     }
   }
   await bus.run(listener);
@@ -237,6 +246,11 @@ class ResidentBus {
       const { port: chosen } = await bound.promise;
       this.#served = { url: `http://${URL_HOSTNAME}:${chosen}/mcp`, port: chosen, server, serving };
       this.#idleCheck();
+      await Deno.writeTextFile(portPath(this.#options.address.socket), `${chosen}\n`, {
+        mode: 0o600,
+      }).catch((error) =>
+        this.#log.warn("A bus in this one's place will not serve its URL", { error: String(error) })
+      );
       this.#log.info("agent-bus resident bus serves a URL", { url: this.#served.url });
       return this.#served;
     } catch (error) {
@@ -309,6 +323,10 @@ class ResidentBus {
     if ("attach" in hello) return await this.#attach(conn, write, hello.attach, rest);
     if ("hook" in hello) return await this.#hook(conn, write, hello.hook);
     if ("listen" in hello) return await this.#listenFor(conn, write, hello.listen);
+    if ("stop" in hello) {
+      // (Stopped on purpose: a bus started later serves no URL until asked.)
+      await Deno.remove(portPath(this.#options.address.socket)).catch(() => {});
+    }
     await write(lineOf({ ok: true, bus: this.#status() } satisfies Welcome)).catch(() => {});
     closeQuietly(conn);
     if ("stop" in hello) this.#stopped.resolve();

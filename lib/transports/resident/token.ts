@@ -1,11 +1,18 @@
 /**
- * The bearer token of a resident bus's URL (`agent-bus bus start`): what an
- * MCP client that attaches by URL sends, so that only the user who owns the
- * bus can attach to it over loopback, where any local user can connect.
- * It is kept in `agent-bus.token` in the bus's directory, mode 0600, made
- * once by whoever needs it first (`install --url` writes it into the
- * clients' configs, the bus checks it) and the same ever after, so that
- * installed clients keep working across restarts of the bus.
+ * What a resident bus's URL (`agent-bus bus start`) keeps beside its socket.
+ *
+ * The bearer token: what an MCP client that attaches by URL sends, so that
+ * only the user who owns the bus can attach to it over loopback, where any
+ * local user can connect. It is kept in `agent-bus.token` in the bus's
+ * directory, mode 0600, made once by whoever needs it first (`install
+ * --url` writes it into the clients' configs, the bus checks it) and the
+ * same ever after, so that installed clients keep working across restarts
+ * of the bus.
+ *
+ * The port it serves, beside the socket (`<socket name>.port`): written
+ * when a bus starts serving the URL and removed by `bus stop`, so that a
+ * bus started in the place of one that died (by an entry) serves the URL
+ * again.
  *
  * @module
  */
@@ -61,4 +68,18 @@ export async function readToken(path: string): Promise<string | undefined> {
   const token = text.trim();
   if (token.length < 32) throw new Error(`${path} holds no token: remove it to make a new one`);
   return token;
+}
+
+/** The file that keeps the port of the bus whose socket is `socket`. */
+export function portPath(socket: string): string {
+  return `${socket.replace(/\.sock$/, "")}.port`;
+}
+
+/** The port kept in `path`, or undefined when none is (or it holds no port). */
+export async function keptPort(path: string): Promise<number | undefined> {
+  const text = await Deno.readTextFile(path).catch(() => undefined);
+  const port = Number(text?.trim());
+  return text !== undefined && Number.isInteger(port) && port > 0 && port <= 65535
+    ? port
+    : undefined;
 }
