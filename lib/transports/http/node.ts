@@ -56,8 +56,12 @@ export function openNode(options: NodeOptions): Node {
     configWarnings: options.configWarnings,
   });
   const handler = handlerOver({ bus: runtime.bus, search: runtime.search }, options);
+  return Object.assign(servingOf(handler, () => runtime.close()), { handler });
+}
+
+/** What serves with `handler` alone; closing it closes the handler, then runs `after`. */
+export function servingOf(handler: HttpHandler, after?: () => Promise<void>): Serving {
   return {
-    handler,
     handle: (request) => handler.handle(request),
     get sessions() {
       return handler.sessions;
@@ -65,7 +69,7 @@ export function openNode(options: NodeOptions): Node {
     closeSessions: () => handler.close(),
     async close() {
       await handler.close();
-      await runtime.close();
+      await after?.();
     },
   };
 }

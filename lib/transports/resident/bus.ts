@@ -334,27 +334,32 @@ class ResidentBus {
 
   /** `bus start`: serve a URL (of this bus's version and settings), and say where. */
   async #listenFor(conn: Deno.UnixConn, write: Write, asked: Listen): Promise<void> {
-    let answer: Welcome;
+    const answer: Welcome = this.#mismatch(asked, "the command") ??
+      await this.listen(asked.port).then(
+        () => ({ ok: true, bus: this.#status() }),
+        (error) => ({ ok: false, error: String(error?.message ?? error), reason: "listen" }),
+      );
+    await write(lineOf(answer)).catch(() => {});
+    closeQuietly(conn);
+  }
+
+  /** Why this bus does not serve `asked` (another version or settings), if it does not. */
+  #mismatch(
+    asked: { version: string; settings: string },
+    who: string,
+  ): Welcome & { ok: false } | undefined {
     if (asked.version !== VERSION) {
-      answer = {
-        ok: false,
-        error: `this bus is agent-bus ${VERSION}, the command ${asked.version}`,
-        reason: "version",
-      };
-    } else if (asked.settings !== this.#options.settings) {
-      answer = {
+      const error = `this bus is agent-bus ${VERSION}, ${who} ${asked.version}`;
+      return { ok: false, error, reason: "version" };
+    }
+    if (asked.settings !== this.#options.settings) {
+      return {
         ok: false,
         error: "this bus runs with other AGENT_BUS_* settings",
         reason: "settings",
       };
-    } else {
-      answer = await this.listen(asked.port).then(
-        () => ({ ok: true, bus: this.#status() }),
-        (error) => ({ ok: false, error: String(error?.message ?? error), reason: "listen" }),
-      );
     }
-    await write(lineOf(answer)).catch(() => {});
-    closeQuietly(conn);
+    return undefined;
   }
 
   /** An entry's session: refused (and why), or served until it ends. */
@@ -383,19 +388,12 @@ class ResidentBus {
     rest: ChunkReader,
     arrive: () => void,
   ): Promise<void> {
-    const refuse = async (error: string, reason: "usage" | "version" | "settings") => {
+    const refuse = async (error: string, reason: "usage" | "version" | "settings" | "listen") => {
       await write(lineOf({ ok: false, error, reason } satisfies Welcome)).catch(() => {});
       closeQuietly(conn);
     };
-    if (hello.version !== VERSION) {
-      return await refuse(
-        `this bus is agent-bus ${VERSION}, the entry ${hello.version}`,
-        "version",
-      );
-    }
-    if (hello.settings !== this.#options.settings) {
-      return await refuse("this bus runs with other AGENT_BUS_* settings", "settings");
-    }
+    const mismatch = this.#mismatch(hello, "the entry");
+    if (mismatch) return await refuse(mismatch.error, mismatch.reason);
     let choice: SessionChoice;
     try {
       choice = this.#options.choose(hello.args, hello.env);

@@ -26,7 +26,7 @@ import { openRuntime } from "../../runtime.ts";
 import { answerHook, type HookAnswer, type HookAsk } from "../hook/answer.ts";
 import { readProcessTree } from "../hook/process_tree.ts";
 import { serveSession, type StdioSession } from "../stdio_session.ts";
-import { handlerOver, type Serving } from "../http/node.ts";
+import { handlerOver, type Serving, servingOf } from "../http/node.ts";
 
 /** What a session's serve arguments choose (the CLI reads them: `serve.ts`). */
 export interface SessionChoice {
@@ -143,14 +143,7 @@ export function inProcessHost(options: HostOptions, logs: SessionLog): SessionHo
         { bus: runtime.bus, search: runtime.search },
         { config: { ...config, http: { ...config.http, token } }, hostname },
       );
-      return Promise.resolve({
-        handle: handler.handle,
-        get sessions() {
-          return handler.sessions;
-        },
-        closeSessions: () => handler.close(),
-        close: () => handler.close(),
-      });
+      return Promise.resolve(servingOf(handler));
     },
     close: () => runtime.close(),
   };
