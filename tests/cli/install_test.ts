@@ -287,6 +287,12 @@ Deno.test("install --url writes each client's form of the bus's URL with its tok
     assert.equal(refused.code, 2, args.join(" "));
     assert.match(refused.stderr, why);
   }
+  const anyPort = await cli(["install", "claude-code", "--url"], {
+    ...env,
+    AGENT_BUS_RESIDENT_PORT: "0",
+  });
+  assert.equal(anyPort.code, 2);
+  assert.match(anyPort.stderr, /--url needs the port/);
   const portAlone = await cli(["install", "claude-code", "--port", "9123"], env);
   assert.match(portAlone.stderr, /--port goes with --url/);
 });

@@ -212,6 +212,9 @@ function urlChoice(
   const path = pathOf(profile, profileOf("peer"));
   if (path === undefined) refuse(`serves the peer and chatbus profiles, not ${profile.name}`);
   const port = intOption(values.port, "port", ctx.config.resident.port, 1, 65535);
+  if (port === 0) {
+    refuse("needs the port: AGENT_BUS_RESIDENT_PORT is 0 (any free one); pass --port N");
+  }
   return { port, path: path! };
 }
 
