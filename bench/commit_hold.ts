@@ -4,9 +4,9 @@
  * outside its topic to its commit (`lib/store/postgres/locks.ts`: it keeps
  * message positions in commit order). Measured on the server's own clock,
  * so no network is in it: the statements a `sync` sends under that lock
- * (read from the server's statement log of a real one: the message's
- * full-text row and the message, positioned at `MAX(rowid) + 1`, the
- * topic's counter, the topics version, the notification), then `COMMIT`
+ * (read from the server's statement log of a real one: the message,
+ * positioned at `MAX(rowid) + 1`, the topics version, the notification;
+ * its full-text row and the topic's counter go in before the lock), then `COMMIT`
  * on a cluster with its default durability (the commit flushed to disk),
  * for 1 and 10 messages per send. The ceiling is the messages of a send
  * over the time the lock is held for it. (The statements are prepared
@@ -79,8 +79,7 @@ export async function benchCommitHold(samples: number): Promise<CommitHold[] | u
  */
 const PREPARED = [
   `PREPARE index_row (text, text, text, text) AS
-     INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
-     VALUES ((SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages), $1, $2, $3, $4)`,
+     INSERT INTO bus_fts (content_markdown, terms, message_id, topic_id) VALUES ($1, $2, $3, $4)`,
   `PREPARE message (text, text, bigint, text, double precision) AS
      INSERT INTO messages (rowid, message_id, topic_id, seq, sender, message_type, reply_to,
        content_markdown, metadata_json, client_message_id, created_at)
@@ -95,23 +94,30 @@ const PREPARED = [
 
 /**
  * One send's transaction as one simple query (no network round trip inside
- * it, as the store sends it): the lock, the time, the prepared statements,
+ * it, as the store sends it): the index rows and the topic's counter (under
+ * the topic's lock, not timed here), the commit lock, the time, the prepared statements,
  * `COMMIT`, the time again.
  */
 function sendUnderLock(topicId: string, seq: number, messages: number): string {
   const now = Date.now() / 1000;
   const content = "the quick brown fox jumps over the lazy dog, see `catchUpIndex()` in search.ts";
-  const sends = Array.from({ length: messages }, (_, k) => {
-    const id = crypto.randomUUID().replaceAll("-", "").slice(0, 24);
-    return `EXECUTE index_row('${content} ${k}', 'catchUpIndex', '${id}', '${topicId}');
-      EXECUTE message('${id}', '${topicId}', ${seq + k}, '${content} ${k}', ${now});`;
-  }).join("\n");
+  const ids = Array.from(
+    { length: messages },
+    () => crypto.randomUUID().replaceAll("-", "").slice(0, 24),
+  );
+  const indexRows = ids.map((id, k) =>
+    `EXECUTE index_row('${content} ${k}', 'catchUpIndex', '${id}', '${topicId}');`
+  ).join("\n");
+  const sends = ids.map((id, k) =>
+    `EXECUTE message('${id}', '${topicId}', ${seq + k}, '${content} ${k}', ${now});`
+  ).join("\n");
   const epoch = "SELECT EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS t";
   return `BEGIN;
+    ${indexRows}
+    EXECUTE counter(${seq + messages}, ${now}, '${topicId}');
     SELECT pg_advisory_xact_lock(${COMMIT_LOCK});
     ${epoch};
     ${sends}
-    EXECUTE counter(${seq + messages}, ${now}, '${topicId}');
     EXECUTE topics_version;
     EXECUTE notify('${CHANNEL}', '${topicId}');
     COMMIT;

@@ -1,14 +1,16 @@
 /**
  * Appending messages to a topic, as every send does inside its write
  * transaction whichever dialect sent it (a v6.3 `sync` or CLI post, a
- * chatbus `msg_post`): fresh message ids, then the inserts, the topic's next
- * seq and the topics version, in that order.
+ * chatbus `msg_post`): fresh message ids, then the topic's next seq, the
+ * inserts and the topics version, in that order: on PostgreSQL what is the
+ * topic's own (its counter, the messages' index rows) is written before the
+ * commit lock that the messages take (`lib/store/postgres/locks.ts`).
  *
  * @module
  */
 
 import {
-  insertMessage,
+  insertMessages,
   type NewMessageRow,
   setNextSeq,
   takenMessageIds,
@@ -30,8 +32,8 @@ export function appendMessages(
   { topicId, rows, now }: { topicId: string; rows: readonly NewMessageRow[]; now: number },
 ): void {
   if (rows.length === 0) return;
-  for (const row of rows) insertMessage(store, row);
   setNextSeq(store, { topicId, next: rows.at(-1)!.seq + 1, now });
+  insertMessages(store, rows);
   bumpTopicsVersion(store);
 }
 

@@ -343,9 +343,9 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
   }
 
   // Read before the outbox is stored (its own messages need no reading): on PostgreSQL the
-  // inserts then go out with COMMIT, and the commit lock they take spans no round trip.
+  // inserts then go out with COMMIT, and the commit lock they take spans no round trip. The
+  // cursor, a row of the topic, goes before them: the lock is held for as little as can be.
   const read = unreadBatch(bus, identity, args, cursor.last_seq, plan?.rows, prefetched);
-  if (plan) appendMessages(store, { topicId: topic.topic_id, rows: plan.rows, now });
   if (args.autoAdvance && read.last !== undefined) {
     cursor = advanceCursor(store, identity, cursor, {
       topicId,
@@ -354,6 +354,7 @@ function syncRound(bus: Bus, identity: Identity, args: SyncArgs, items: Prepared
       forward: false,
     });
   }
+  if (plan) appendMessages(store, { topicId: topic.topic_id, rows: plan.rows, now });
   identity.lastCursor = cursor.last_seq;
   return {
     cursor,

@@ -28,6 +28,13 @@ import { catchUpIndex } from "./search.ts";
 interface CopyTable {
   table: string;
   key: string[];
+  /**
+   * What to read in its place when the source is PostgreSQL: the same
+   * columns, as the table's name. (Index rows number themselves there; the
+   * copy numbers them, and their queue, as their messages, which every
+   * store accepts: SQLite's full-text table must.)
+   */
+  postgresSource?: string;
 }
 
 /**
@@ -37,8 +44,21 @@ interface CopyTable {
 export const COPIED_TABLES: readonly CopyTable[] = [
   { table: "topics", key: ["rowid"] },
   { table: "topic_seq", key: ["topic_id"] },
-  { table: "bus_fts", key: ["rowid"] },
-  { table: "bus_terms_queue", key: ["rowid"] },
+  {
+    table: "bus_fts",
+    key: ["rowid"],
+    postgresSource: `(SELECT m.rowid AS rowid, f.content_markdown, f.terms, f.message_id,
+                             f.topic_id
+                      FROM bus_fts AS f JOIN messages AS m ON m.message_id = f.message_id)
+                     AS bus_fts`,
+  },
+  {
+    table: "bus_terms_queue",
+    key: ["rowid"],
+    postgresSource: `(SELECT m.rowid AS rowid FROM bus_terms_queue AS q
+                      JOIN bus_fts AS f ON f.rowid = q.rowid
+                      JOIN messages AS m ON m.message_id = f.message_id) AS bus_terms_queue`,
+  },
   { table: "messages", key: ["rowid"] },
   { table: "cursors", key: ["topic_id", "agent_name"] },
   { table: "agent_name_reservations", key: ["topic_id", "agent_name"] },
@@ -173,7 +193,7 @@ export async function copyBus(
   for (const spec of COPIED_TABLES) {
     const columns = from.read(() => columnsOf(from, spec.table))
       .filter((c) => to.read(() => columnsOf(to, spec.table)).includes(c));
-    const select = selectPage(spec, columns);
+    const select = selectPage(spec, columns, from.engine);
     const insert = `INSERT INTO ${spec.table} (${columns.join(", ")}) VALUES (${
       columns.map(() => "?").join(", ")
     })`;
@@ -213,10 +233,13 @@ export async function copyBus(
 }
 
 /** Columns PostgreSQL numbers itself: after explicit values, its sequences must move past them. */
-const IDENTITIES = [["topics", "rowid"], ["questions", "rowid"], ["bus_mailbox", "rowid"], [
-  "bus_chunks",
-  "id",
-]] as const;
+const IDENTITIES = [
+  ["topics", "rowid"],
+  ["questions", "rowid"],
+  ["bus_mailbox", "rowid"],
+  ["bus_chunks", "id"],
+  ["bus_fts", "rowid"],
+] as const;
 
 async function advanceIdentities(store: Store): Promise<void> {
   await store.immediate(() => {
@@ -248,15 +271,20 @@ function columnsOf(store: Store, table: string): string[] {
   return spec?.key.includes("rowid") && !names.includes("rowid") ? ["rowid", ...names] : names;
 }
 
-/** The statements that read a page: the first, and the next after a key. */
-function selectPage(spec: CopyTable, columns: string[]): { first: string; next: string } {
+/** The statements that read a page of the source: the first, and the next after a key. */
+function selectPage(
+  spec: CopyTable,
+  columns: string[],
+  engine: Store["engine"],
+): { first: string; next: string } {
+  const source = (engine === "postgres" ? spec.postgresSource : undefined) ?? spec.table;
   const list = columns.map((c) => c === "rowid" ? "rowid AS rowid" : c).join(", ");
   const order = `ORDER BY ${spec.key.join(", ")} LIMIT ?`;
   const after = spec.key.length === 1
     ? `${spec.key[0]} > ?`
     : `(${spec.key.join(", ")}) > (${spec.key.map(() => "?").join(", ")})`;
   return {
-    first: `SELECT ${list} FROM ${spec.table} ${order}`,
-    next: `SELECT ${list} FROM ${spec.table} WHERE ${after} ${order}`,
+    first: `SELECT ${list} FROM ${source} ${order}`,
+    next: `SELECT ${list} FROM ${source} WHERE ${after} ${order}`,
   };
 }

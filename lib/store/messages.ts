@@ -79,37 +79,47 @@ export const LATEST_SEQ_SQL =
               COALESCE((SELECT MAX(seq) FROM messages WHERE topic_id = ?1), 0)) AS latest`;
 
 /**
- * Insert a message. On SQLite its full-text index row follows later (the
- * insert trigger queues it, see `search.ts`). On PostgreSQL the index row
- * goes in with it, first, under the rowid the message will get, computed
- * inside both inserts, which then travel to the server without a round
- * trip of their own; inside the write lock nobody else can take that rowid.
+ * Insert messages. On SQLite their full-text index rows follow later (the
+ * insert trigger queues them, see `search.ts`). On PostgreSQL the index
+ * rows go in with them, first: each names its topic and has an id of its
+ * own, so it is written under the topic's lock alone, before the send
+ * takes the commit lock (`postgres/locks.ts`) for the messages, which are
+ * positioned at `MAX(rowid) + 1`, computed inside the insert, without a
+ * round trip of its own; under the commit lock nobody else can take it.
+ * The lock is then held for the message rows, not for their indexing.
  */
-export function insertMessage(store: Store, row: NewMessageRow): void {
+export function insertMessages(store: Store, rows: readonly NewMessageRow[]): void {
   const postgres = indexesWithTheSend(store);
-  const rowid = "(SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages)";
   if (postgres) {
-    store.stmt(
-      `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
-       VALUES (${rowid}, ?, ?, ?, ?)`,
-    ).run(row.content_markdown, row.terms, row.message_id, row.topic_id);
+    const indexRow = store.stmt(
+      `INSERT INTO bus_fts (content_markdown, terms, message_id, topic_id) VALUES (?, ?, ?, ?)`,
+      TOPIC_ROWS,
+    );
+    for (const row of rows) {
+      indexRow.run(row.content_markdown, row.terms, row.message_id, row.topic_id);
+    }
   }
-  store.stmt(
+  const message = store.stmt(
     `INSERT INTO messages (${postgres ? "rowid, " : ""}message_id, topic_id, seq, sender,
        message_type, reply_to, content_markdown, metadata_json, client_message_id, created_at)
-     VALUES (${postgres ? `${rowid}, ` : ""}?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    row.message_id,
-    row.topic_id,
-    row.seq,
-    row.sender,
-    row.message_type,
-    row.reply_to,
-    row.content_markdown,
-    row.metadata_json,
-    row.client_message_id,
-    row.created_at,
+     VALUES (${
+      postgres ? "(SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages), " : ""
+    }?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  for (const row of rows) {
+    message.run(
+      row.message_id,
+      row.topic_id,
+      row.seq,
+      row.sender,
+      row.message_type,
+      row.reply_to,
+      row.content_markdown,
+      row.metadata_json,
+      row.client_message_id,
+      row.created_at,
+    );
+  }
 }
 
 /** Which of `messageIds` exist in any topic (one query for a whole outbox). */

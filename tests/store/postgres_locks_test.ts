@@ -170,6 +170,64 @@ await clusterTest("a write to one topic waits only for writers of that topic", a
 });
 
 await clusterTest(
+  "a send writes its topic's rows (cursor, counter, index rows) before it takes the commit lock",
+  async (pg) => {
+    // Every statement the server runs, in order, in its log (for connections made from now on).
+    const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+    await admin.unsafe("ALTER DATABASE bus SET log_statement = 'all'");
+    await admin.end();
+    await using peer = await connectInProcess(pg.url, "peer");
+    const topicId = (await peer.ok("topic_create", { name: "indexed" })).topic_id as string;
+    await using other = await connectInProcess(pg.url, "peer");
+    await other.ok("topic_join", { topic_id: topicId, agent_name: "bob" });
+    await other.ok("sync", {
+      topic_id: topicId,
+      outbox: [{ content_markdown: "a word first" }],
+      wait_seconds: 0,
+    });
+    await peer.ok("topic_join", { topic_id: topicId, agent_name: "ann" });
+    // Ann reads Bob's message as she sends: her cursor moves too.
+    const sent = await peer.ok("sync", {
+      topic_id: topicId,
+      outbox: [{ content_markdown: "first kestrel" }, { content_markdown: "second kestrel" }],
+      wait_seconds: 0,
+    });
+    assert.equal((sent.received as unknown[]).length, 1);
+    // (One entry per logged statement: each starts with the time, and may span lines.)
+    const entries = (await Deno.readTextFile(pg.logFile)).split(/\n(?=\d{4}-\d\d-\d\d )/);
+    const steps = entries.flatMap((line) =>
+      /INSERT INTO bus_fts\b/.test(line)
+        ? ["index row"]
+        : /UPDATE topic_seq\b/.test(line)
+        ? ["counter"]
+        : /INSERT INTO cursors\b.*SET last_seq/s.test(line)
+        ? ["cursor"]
+        : line.includes(COMMIT_LOCK_STATEMENT.sql)
+        ? ["commit lock"]
+        : /INSERT INTO messages\b/.test(line)
+        ? ["message"]
+        : /UPDATE meta\b.*topics_version/.test(line)
+        ? ["topics version"]
+        : []
+    );
+    assert.deepEqual(steps.slice(-8), [
+      "cursor",
+      "counter",
+      "index row",
+      "index row",
+      "commit lock",
+      "message",
+      "message",
+      "topics version",
+    ]);
+    // Both found by search, as every message sent is.
+    const found = await peer.ok("messages_search", { query: "kestrel", mode: "fts" });
+    assert.equal(found.count, 2);
+  },
+  { checkLocks: true },
+);
+
+await clusterTest(
   "writers frozen while queued for the bus lock leave the queue: a send waits for the holder, not for them in a row",
   async (pg) => {
     // (A process of its own: an in-process write would block this thread, the holder's too.)

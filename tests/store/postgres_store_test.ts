@@ -8,6 +8,8 @@
  */
 
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import postgres from "postgres";
 import { cli, cliProcess } from "../_helpers/cli.ts";
 import { connectHttp, startHttpServer } from "../_helpers/http.ts";
 import { readTopic, startPeer, textOf, until } from "../_helpers/peer.ts";
@@ -265,10 +267,31 @@ Deno.test({
   );
   assert.doesNotMatch(doctor.stdout, /hunter2/);
 
+  // Index rows number themselves on PostgreSQL (a send writes them before the message has its
+  // rowid): make the numbers differ from the messages' rowids, as concurrent sends do.
+  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+  await admin.unsafe("ALTER TABLE bus_fts ALTER COLUMN rowid RESTART WITH 1000");
+  await admin.end();
+  await reader.ok("sync", {
+    topic_id: topic.topic_id,
+    outbox: [{ content_markdown: "a kestrel over the moor" }],
+    wait_seconds: 0,
+  });
+
   const back = `${tmp.path}/back.sqlite`;
   const returned = await cli(["db", "copy", url, back]);
   assert.equal(returned.code, 0, returned.stderr);
-  assert.match(returned.stdout, /1 topic\(s\), 2 message\(s\)/);
+  assert.match(returned.stdout, /1 topic\(s\), 3 message\(s\)/);
+  // SQLite's index rows share their messages' rowids again: search, edits and deletes find them.
+  const copy = new DatabaseSync(back, { readOnly: true });
+  const matched = copy.prepare(
+    `SELECT COUNT(*) AS n FROM bus_fts AS f
+     JOIN messages AS m ON m.rowid = f.rowid AND m.message_id = f.message_id`,
+  ).get() as { n: number };
+  copy.close();
+  assert.equal(matched.n, 3);
+  const foundBack = await cli(["search", "kestrel", "--json"], { AGENT_BUS_DB: back });
+  assert.match(foundBack.stdout, /"count": 1/, foundBack.stdout);
 
   const wiped = await cli(["db", "wipe", "--yes"], env);
   assert.equal(wiped.code, 0, wiped.stderr);

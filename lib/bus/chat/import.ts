@@ -53,7 +53,7 @@ import {
   putTemplate,
   putThread,
 } from "../../store/chat/mod.ts";
-import { insertMessage, latestSeq, messageTopics, setNextSeq } from "../../store/messages.ts";
+import { insertMessages, latestSeq, messageTopics, setNextSeq } from "../../store/messages.ts";
 import { termsForSend } from "../../store/search.ts";
 import { bumpTopicsVersion, getTopic, insertTopic } from "../../store/topics.ts";
 import { type Bus, write } from "../mod.ts";
@@ -575,7 +575,7 @@ function writeMessage(
   },
   seq: number,
 ): void {
-  insertMessage(bus.store, {
+  insertMessages(bus.store, [{
     message_id: message.id,
     topic_id: message.thread_id,
     seq,
@@ -587,7 +587,7 @@ function writeMessage(
     client_message_id: null,
     created_at: seconds(message.created_at),
     terms,
-  });
+  }]);
   insertChatExtras(bus.store, {
     message_id: message.id,
     author_id: message.author_id,

@@ -26,6 +26,7 @@ import { COMMIT_LOCK, TOPIC_LOCK_CLASS, WRITE_LOCK } from "./locks.ts";
  */
 const TOPIC_TABLES = [
   "topic_seq",
+  "bus_fts",
   "cursors",
   "bus_waiters",
   "bus_reply_tokens",
