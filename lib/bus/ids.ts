@@ -19,7 +19,17 @@ export function newToken(): string {
   return randomHex(16);
 }
 
+/** Random bytes drawn from the system's generator a page at a time (one call per 4 KiB, not per id). */
+const pool = new Uint8Array(4096);
+let used = pool.length;
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 function randomHex(bytes: number): string {
-  const buffer = crypto.getRandomValues(new Uint8Array(bytes));
-  return Array.from(buffer, (b) => b.toString(16).padStart(2, "0")).join("");
+  if (used + bytes > pool.length) {
+    crypto.getRandomValues(pool);
+    used = 0;
+  }
+  let hex = "";
+  for (const end = used + bytes; used < end; used++) hex += HEX[pool[used]!];
+  return hex;
 }

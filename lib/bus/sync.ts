@@ -128,7 +128,9 @@ export async function sync(
   const items = prepareOutbox(bus, args.outbox);
 
   const deadline = performance.now() + waitSeconds * 1000;
-  const mark = bus.changes.mark();
+  // (Taken before the first round, so a commit during it still wakes the wait; a sync that
+  // will not wait needs none, and skips the look at the database it costs.)
+  const mark = waitSeconds > 0 ? bus.changes.mark() : undefined;
   // A wait about to start is recorded in the same transaction (the console's
   // "waiting" presence), and cleared by the one that ends it: no extra commits.
   const markIfWaiting = (round: Round) => {
@@ -151,7 +153,7 @@ export async function sync(
         return round;
       }, { topics: [args.topicId] }),
     );
-  const round = first.received.length === 0 && waitSeconds > 0
+  const round = first.received.length === 0 && mark !== undefined
     ? await waitForUnread(bus, identity, args, {
       after: first,
       wait: { seconds: waitSeconds, deadline, mark },

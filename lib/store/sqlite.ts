@@ -79,6 +79,13 @@ const LOCK_NAPS_MS = [
 const RETRY_OPEN_MS = 1000;
 /** How stale the "still the same file" check may be for reads. */
 const VERIFY_READS_MS = 250;
+/**
+ * How stale it may be for a write: the check its tool call made as it began
+ * ({@linkcode SqliteStore.check}) serves the write that follows at once. A
+ * file replaced between that check and the write is no more at risk than
+ * one replaced during the write itself: both are found by the next call.
+ */
+const VERIFY_WRITES_MS = 1;
 
 interface FileIdentity {
   dev: number;
@@ -121,7 +128,7 @@ export class SqliteStore implements Store {
    */
   check(): BusError | undefined {
     try {
-      this.#connection(true);
+      this.#connection(0);
       return undefined;
     } catch (error) {
       return error instanceof BusError ? error : toBusError(error, this.path) as BusError;
@@ -167,7 +174,7 @@ export class SqliteStore implements Store {
   #prepared(sql: string): StatementSync {
     let statement = this.#statements.get(sql);
     if (!statement) {
-      statement = this.#connection(false).prepare(sql);
+      statement = this.#connection(VERIFY_READS_MS).prepare(sql);
       this.#statements.set(sql, statement);
     }
     return statement;
@@ -265,7 +272,7 @@ export class SqliteStore implements Store {
     for (let attempt = 0;; attempt++) {
       let db: DatabaseSync;
       try {
-        db = this.#connection(true);
+        db = this.#connection(VERIFY_WRITES_MS);
         db.exec("BEGIN IMMEDIATE");
       } catch (error) {
         const failure = this.#fail(error);
@@ -323,7 +330,7 @@ export class SqliteStore implements Store {
    * @throws {BusError} the store's failure, or a mapped storage error
    */
   read<T>(fn: () => T): T {
-    const db = this.#connection(false);
+    const db = this.#connection(VERIFY_READS_MS);
     try {
       // Readers never wait for the writer under WAL; only a checkpoint or a
       // recovery in another process can make a read busy, and only briefly.
@@ -358,7 +365,7 @@ export class SqliteStore implements Store {
    * so it cannot use the store's own lock naps).
    */
   vacuum(): void {
-    const db = this.#connection(true);
+    const db = this.#connection(0);
     try {
       db.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
       try {
@@ -391,10 +398,14 @@ export class SqliteStore implements Store {
     this.#retryAt = Infinity;
   }
 
-  /** The open connection, opening or reopening the file when due. */
-  #connection(forWrite: boolean): DatabaseSync {
+  /**
+   * The open connection, opening or reopening the file when due: when the
+   * path was last found to name the open file more than `verifiedWithinMs`
+   * ago, it is looked at again.
+   */
+  #connection(verifiedWithinMs: number): DatabaseSync {
     const now = performance.now();
-    if (this.#db && (forWrite || now - this.#verifiedAt > VERIFY_READS_MS)) {
+    if (this.#db && now - this.#verifiedAt >= verifiedWithinMs) {
       this.#verifiedAt = now;
       if (!this.#stillSameFile()) {
         this.#log.warn("The database file was deleted or replaced; reopening it", {
