@@ -13,6 +13,7 @@
  * @module
  */
 
+import { DEFAULT_DB_PATH } from "./config.ts";
 import { directoryOf, fnv1a64 } from "./strings.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
@@ -59,9 +60,11 @@ export interface LaunchOptions {
 
 /**
  * Where the resident bus of `dbPath` listens, in `dir` (see
- * {@linkcode residenceDir}): `agent-bus.sock` beside a SQLite file; for a
- * database URL, a name made from the URL without its password. Names an
- * entry's permissions can say.
+ * {@linkcode residenceDir}): beside a SQLite file, `agent-bus.sock` for the
+ * default database (`agent_bus.sqlite`) and a name made from the file's
+ * name for any other, so that two databases of one directory have a bus
+ * each; for a database URL, a name made from the URL without its password.
+ * Names an entry's permissions can say.
  */
 export function residentSocket(dir: string, dbPath: string): string {
   return `${dir}/${residentName(dbPath)}.sock`;
@@ -75,8 +78,14 @@ export function residenceDir(home: string): string {
   return `${home}/.agent_bus`;
 }
 
+/** The default database's file name (`DEFAULT_DB_PATH`'s). */
+const DEFAULT_DB_FILE = DEFAULT_DB_PATH.slice(DEFAULT_DB_PATH.lastIndexOf("/") + 1);
+
 function residentName(dbPath: string): string {
-  if (!dbPath.includes("://")) return "agent-bus";
+  if (!dbPath.includes("://")) {
+    const file = dbPath.slice(Math.max(dbPath.lastIndexOf("/"), dbPath.lastIndexOf("\\")) + 1);
+    return file === DEFAULT_DB_FILE ? "agent-bus" : `agent-bus-${fnv1a64(file)}`;
+  }
   const url = new URL(dbPath);
   url.password = "";
   return `agent-bus-${fnv1a64(url.href)}`;

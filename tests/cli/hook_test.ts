@@ -230,7 +230,7 @@ Deno.test({
 }, async () => {
   await using tmp = await tmpDir();
   const db = `${tmp.path}/bus.sqlite`;
-  // Another database's resident bus listens in this directory (its socket is the directory's).
+  // Another database's resident bus listens in this directory (on a socket of its own).
   await using elsewhere = await startPeer({ dbPath: `${tmp.path}/other.sqlite`, resident: true });
   await elsewhere.ok("topic_create", { name: "elsewhere" });
   await using claude = await startFakeClient(db, { cwd: tmp.path, topic: "mine", agent: "claude" });
@@ -241,5 +241,5 @@ Deno.test({
   const run = await claude.hook(onStop, stop("s", tmp.path));
   assert.equal(run.out.decision, "block", run.stderr);
   assert.match(String(run.out.reason), /For claude, in this database\./);
-  assert.match(run.stderr, /another database/, "the record says why the bus did not answer");
+  assert.match(run.stderr, /no resident bus runs/, "the record says why no bus answered");
 });

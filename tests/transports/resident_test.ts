@@ -103,6 +103,35 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "two databases of one directory have a resident bus each: no agent is turned away, and bus stop ends only its own",
+  ignore: onPostgres, // (a database URL's bus is named after the URL)
+  async fn() {
+    await using tmp = await tmpDir();
+    const [first, second] = [`${tmp.path}/first.sqlite`, `${tmp.path}/second.sqlite`];
+    await using a = await startPeer({ dbPath: first, resident: true });
+    await using b = await startPeer({ dbPath: second, resident: true });
+    try {
+      const [busA, busB] = [await busStatus(first), await busStatus(second)];
+      assert.notEqual(busA.socket, busB.socket);
+      assert.notEqual(busA.pid, busB.pid);
+      assert.equal(busA.sessions, 1, "the first database's agent is its bus's session");
+      assert.equal(busB.sessions, 1, "so is the second's, not a server of its own");
+      const stopped = await cli(["bus", "stop"], { AGENT_BUS_DB: second });
+      assert.match(stopped.stdout, new RegExp(`Stopped the resident bus \\(pid ${busB.pid},`));
+      await gone(second, busB.pid!);
+      const still = await busStatus(first);
+      assert.equal(still.pid, busA.pid, "the other database's bus runs on");
+      assert.ok((await a.ok("topic_create", { name: "still served" })).topic_id);
+    } finally {
+      await a.close();
+      await b.close();
+      await cli(["bus", "stop"], { AGENT_BUS_DB: first });
+    }
+  },
+});
+
+Deno.test({
   name: `a resident bus with no session ends by itself after AGENT_BUS_RESIDENT_IDLE_MS`,
   async fn() {
     await using tmp = await tmpDir();

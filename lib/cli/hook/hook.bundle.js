@@ -709,8 +709,12 @@ function residentSocket(dir, dbPath) {
 function residenceDir(home) {
   return `${home}/.agent_bus`;
 }
+var DEFAULT_DB_FILE = DEFAULT_DB_PATH.slice(DEFAULT_DB_PATH.lastIndexOf("/") + 1);
 function residentName(dbPath) {
-  if (!dbPath.includes("://")) return "agent-bus";
+  if (!dbPath.includes("://")) {
+    const file = dbPath.slice(Math.max(dbPath.lastIndexOf("/"), dbPath.lastIndexOf("\\")) + 1);
+    return file === DEFAULT_DB_FILE ? "agent-bus" : `agent-bus-${fnv1a64(file)}`;
+  }
   const url = new URL(dbPath);
   url.password = "";
   return `agent-bus-${fnv1a64(url.href)}`;

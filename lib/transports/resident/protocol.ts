@@ -7,10 +7,12 @@
  * `attach`, the connection carries the session's MCP messages, one per
  * line, exactly as stdio would.
  *
- * Also where a bus listens: `agent-bus.sock` in the database's directory
- * (created 0700 by the store, so only its owner reaches it; a fixed name,
- * which an entry's permissions can name), or for a database URL a name
- * made from it in the user's `~/.agent_bus` (`launch.ts`). A bus serves entries of its own
+ * Also where a bus listens: a socket in the database's directory (created
+ * 0700 by the store, so only its owner reaches it), `agent-bus.sock` for
+ * the default database and a name made from the file's name for another
+ * (one bus per database, however many share the directory; names an
+ * entry's permissions can say), or for a database URL a name made from it
+ * in the user's `~/.agent_bus` (`launch.ts`). A bus serves entries of its own
  * version and settings (every `AGENT_BUS_*` setting that is not a
  * session's own): an entry of another version starts a bus of its own in
  * its place (the old one keeps its sessions and ends when idle), and one of
