@@ -1,6 +1,7 @@
 /**
- * The entry point MCP clients start from source (what `install` writes):
- * it attaches to the host's resident bus and relays the session
+ * The entry point MCP clients start from source (what `install` writes,
+ * bundled into `lib/entry.bundle.js` by `deno task bundle`, so that a start
+ * loads one module): it attaches to the host's resident bus and relays the session
  * (`lib/cli/attach.ts`), without the rest of the program. Deno prepares
  * every module an entry point can reach before it runs, and `main.ts` reaches
  * all of them (the console, the HTTP server, the config editors, …): through
@@ -15,9 +16,13 @@ import { loadConfig } from "./lib/config.ts";
 import { createLogger } from "./lib/log.ts";
 import { redactSecrets } from "./lib/strings.ts";
 import { attachFirst } from "./lib/cli/attach.ts";
+import { CHECKOUT_URL } from "./lib/launch.ts";
 
-/** The whole program, named so that Deno does not prepare it before it is needed. */
-const PROGRAM: string = "./lib/cli/mod.ts";
+/**
+ * The whole program, named so that Deno does not prepare it before it is
+ * needed (from this checkout's root: this module also runs bundled, in `lib/`).
+ */
+const PROGRAM: string = new URL("lib/cli/mod.ts", CHECKOUT_URL).href;
 
 /** What the entry uses of the program (`lib/cli/mod.ts`). */
 interface Program {

@@ -102,23 +102,30 @@ export function runsFromSource(execPath: string): boolean {
  * `node:url`, which would cost every hook run the Node compatibility layer.)
  */
 export const CHECKOUT = import.meta.dirname!.replace(/[\\/]lib$/, "");
+/** This checkout as a URL, for `import()` (the same from `lib/` and from a bundle there). */
+export const CHECKOUT_URL = new URL("../", import.meta.url);
 const SEPARATOR = Deno.build.os === "windows" ? "\\" : "/";
 /** The main module of this checkout. */
 export const MAIN_PATH = `${CHECKOUT}${SEPARATOR}main.ts`;
 /**
  * What hooks run from source: `hook.ts`, which loads only the hook, bundled
- * into one module (`deno task bundle`; `scripts/bundle_hook.ts` says why).
+ * into one module (`deno task bundle`; `scripts/bundle.ts` says why).
  */
 export const HOOK_PATH = ["lib", "cli", "hook", "hook.bundle.js"].reduce(
   (path, name) => `${path}${SEPARATOR}${name}`,
   CHECKOUT,
 );
-/** The MCP entry's own entry point (`entry.ts`), which loads only the relay to the bus. */
-export const ENTRY_PATH = `${CHECKOUT}${SEPARATOR}entry.ts`;
+/**
+ * What an MCP client starts from source: `entry.ts`, which loads only the
+ * relay to the resident bus, bundled into one module (`deno task bundle`).
+ */
+export const ENTRY_PATH = `${CHECKOUT}${SEPARATOR}lib${SEPARATOR}entry.bundle.js`;
 
-/** The script of this checkout's that `args` run (`main.ts`, `entry.ts`, the hook's), if any. */
+/** The script of this checkout's that `args` run (`main.ts`, an entry's, the hook's), if any. */
 export function scriptOf(args: string[]): string | undefined {
-  return args.find((arg) => /(^|[\\/])(main\.ts|entry\.ts|hook\.bundle\.js)$/.test(arg));
+  return args.find((arg) =>
+    /(^|[\\/])(main\.ts|entry\.ts|entry\.bundle\.js|hook\.bundle\.js)$/.test(arg)
+  );
 }
 
 /** How a client starts this server. */

@@ -153,7 +153,7 @@ for (const c of CASES) {
         ? ours.command as string[]
         : [ours.command as string, ...(ours.args as string[])];
       assert.equal(command, Deno.execPath());
-      assert.ok(args.includes(ENTRY_PATH), "runs this checkout's entry.ts");
+      assert.ok(args.includes(ENTRY_PATH), "runs this checkout's entry (bundled)");
       assert.ok(
         args.includes(`--allow-write=${tmp.path}/data`),
         "with write access to the database directory only",

@@ -116,7 +116,7 @@ Deno.test("every profile: capabilities, tools, what install writes, --agent, its
       const { name, entry } = JSON.parse(install.stdout);
       assert.equal(name, profile.install!.serverName);
       const args = entry.args as string[];
-      const main = args.findIndex((arg) => arg.endsWith("entry.ts"));
+      const main = args.findIndex((arg) => arg.endsWith("entry.bundle.js"));
       assert.deepEqual(args.slice(main + 1), row.install, `${profile.name}: install`);
     }
 
