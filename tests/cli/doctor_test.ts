@@ -54,6 +54,37 @@ sqliteTest(
 );
 
 sqliteTest(
+  "doctor warns of an entry that may not reach its database's resident bus, and says to install again",
+  "checks a SQLite file's socket; on PostgreSQL the socket is named after the URL",
+  async () => {
+    await using tmp = await tmpDir();
+    const dbPath = `${tmp.path}/bus.sqlite`;
+    const env = {
+      HOME: tmp.path,
+      AGENT_BUS_DB: dbPath,
+      AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9",
+      XDG_CONFIG_HOME: "",
+    };
+    assert.equal((await cli(["install", "claude-code"], env)).code, 0);
+    // As an earlier version wrote it: the socket every database of the directory once shared.
+    const config = `${tmp.path}/.claude.json`;
+    const written = await Deno.readTextFile(config);
+    const older = written.replace(/unix:[^,"]*\.sock/, `unix:${tmp.path}/agent-bus.sock`);
+    assert.notEqual(older, written);
+    await Deno.writeTextFile(config, older);
+    const result = await cli(["doctor"], env);
+    assert.match(
+      result.stdout,
+      /⚠ Claude Code\s+user: "agent-bus" may not connect to the resident bus's socket .*agent-bus-[0-9a-f]{16}\.sock: its agent is served in a process of its own .*\n\s+fix: `agent-bus install claude-code` again/,
+    );
+    // Installed again, it may.
+    assert.equal((await cli(["install", "claude-code"], env)).code, 0);
+    const again = await cli(["doctor"], env);
+    assert.match(again.stdout, /✔ Claude Code\s+user: "agent-bus" → .*initialize answered/);
+  },
+);
+
+sqliteTest(
   "doctor names each problem with its fix and exits 1",
   "checks the SQLite file; doctor on PostgreSQL is tested in tests/store/postgres_store_test.ts",
   async () => {

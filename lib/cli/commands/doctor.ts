@@ -19,22 +19,20 @@ import {
   sqliteFeatures,
 } from "../../runtime.ts";
 import { EmbeddingsClient } from "../../search/embeddings.ts";
-import { loadConfig, redactUrl, urlScheme } from "../../config.ts";
+import { redactUrl, urlScheme } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 import { type CliContext, type Command, defineCommand, UsageError } from "../command.ts";
 import { bytes } from "../format.ts";
 import { CLIENT_IDS, CLIENTS, launchOf, remoteOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
 import { codexHookStatus, untrusted } from "../install/codex_trust.ts";
-import { timeInitialize } from "../install/startup_probe.ts";
-import { findExecutable } from "../path_lookup.ts";
 import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
-import { scriptOf } from "../../launch.ts";
 import { shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../../transports/hook/protocols.ts";
 import { placesOf } from "./install.ts";
 import { residentAddress, statusAt } from "../../transports/resident/protocol.ts";
 import { checkRemote } from "../install/remote_check.ts";
+import { checkEntry, isAgentBus } from "../install/entry_check.ts";
 
 const USAGE = `Usage: agent-bus doctor [--deep] [--json]
 
@@ -611,86 +609,4 @@ async function timeStopHook(command: string): Promise<number> {
   JSON.parse(new TextDecoder().decode(output.stdout).trim());
   if (output.code !== 0) throw new Error(`exit code ${output.code}`);
   return ms;
-}
-
-function isAgentBus(name: string, command: string, args: string[]): boolean {
-  return /agent-bus/i.test(name) || /agent-bus/i.test(command.split(/[\\/]/).pop() ?? "") ||
-    args.some((arg) => /agent[-_]bus.*(main|entry)\.ts$/.test(arg));
-}
-
-async function checkEntry(
-  ctx: CliContext,
-  title: string,
-  where: string,
-  launch: { command: string; args: string[]; env: Record<string, string> },
-): Promise<Finding> {
-  if (!commandExists(launch.command, ctx.env.PATH ?? "")) {
-    return {
-      check: title,
-      status: "fail",
-      detail: `${where} runs ${launch.command}, which does not exist or is not executable`,
-      fix: `\`agent-bus install ${clientIdOf(title)}\` again from the agent-bus you use now`,
-    };
-  }
-  const script = scriptOf(launch.args);
-  if (script && !exists(script)) {
-    return {
-      check: title,
-      status: "fail",
-      detail: `${where} runs ${script}, which no longer exists`,
-      fix: `\`agent-bus install ${clientIdOf(title)}\` again from the current checkout`,
-    };
-  }
-  // The database this entry's server will open (its own env, else the default).
-  const db = loadConfig({
-    HOME: ctx.env.HOME,
-    USERPROFILE: ctx.env.USERPROFILE,
-    AGENT_BUS_DB: launch.env.AGENT_BUS_DB,
-  }, { cwd: ctx.cwd }).config.dbPath;
-  if (db !== ctx.config.dbPath) {
-    return {
-      check: title,
-      status: "warn",
-      detail: `${where} uses ${redactUrl(db)}, not ${
-        redactUrl(ctx.config.dbPath)
-      }: its agent will not see the others`,
-      fix: `\`agent-bus install ${clientIdOf(title)}\` with the same AGENT_BUS_DB for every client`,
-    };
-  }
-  // Started as its client starts it: how long until it answers `initialize`.
-  const probe = await timeInitialize(launch, ctx.env, ctx.cwd);
-  const started = "ms" in probe
-    ? `initialize answered ${probe.ms} ms after start`
-    : `it did not answer initialize: ${probe.error}`;
-  const shown = `${where} → ${
-    [launch.command, ...launch.args].join(" ").slice(0, 120)
-  }; ${started}`;
-  if (!("ms" in probe)) {
-    return {
-      check: title,
-      status: "warn",
-      detail: shown,
-      fix: "start the entry's command by hand to see why; a client that waits less than a " +
-        "server takes begins its agent's first turn without agent-bus's tools (README: " +
-        '"Clients that start before the server")',
-    };
-  }
-  return { check: title, status: "ok", detail: shown };
-}
-
-function clientIdOf(title: string): string {
-  return CLIENT_IDS.find((id) => CLIENTS[id].title === title) ?? "<client>";
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function commandExists(command: string, pathVar: string): boolean {
-  return findExecutable(command, pathVar) !== undefined;
 }
