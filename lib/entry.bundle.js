@@ -1008,6 +1008,16 @@ function serialWriter(sink) {
     return written;
   };
 }
+function directWriter(sink) {
+  return (bytes) => {
+    try {
+      for (let done = 0; done < bytes.length; ) done += sink.writeSync(bytes.subarray(done));
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+}
 
 // lib/version.ts
 var PACKAGE_VERSION = deno_default.version;
@@ -1379,7 +1389,7 @@ async function attachToResidentBus(args, env, config, address) {
   try {
     await relay(linkOf(conn, rest), reconnect, {
       stdin: chunkReader(Deno.stdin),
-      stdout: serialWriter(Deno.stdout),
+      stdout: directWriter(Deno.stdout),
       maxBytes: maxMessageBytes(config),
       stderr: serialWriter(Deno.stderr)
     }, stop);

@@ -21,7 +21,7 @@ import { launchFor } from "../../launch.ts";
 import type { SessionState } from "../../bus/session.ts";
 import { maxMessageBytes } from "../limits.ts";
 import { onShutdownSignal } from "../../signals.ts";
-import { type ChunkReader, chunkReader, serialWriter } from "../direct_io.ts";
+import { type ChunkReader, chunkReader, directWriter, serialWriter } from "../direct_io.ts";
 import { type BusLink, relay } from "./relay.ts";
 import {
   type Attach,
@@ -101,7 +101,7 @@ export async function attachToResidentBus(
     // (Stdio and the socket are read and written directly: see `direct_io.ts`.)
     await relay(linkOf(conn, rest), reconnect, {
       stdin: chunkReader(Deno.stdin),
-      stdout: serialWriter(Deno.stdout),
+      stdout: directWriter(Deno.stdout),
       maxBytes: maxMessageBytes(config),
       stderr: serialWriter(Deno.stderr),
     }, stop);
