@@ -232,13 +232,16 @@ export async function copyBus(
   return result;
 }
 
-/** Columns PostgreSQL numbers itself: after explicit values, its sequences must move past them. */
+/**
+ * Columns PostgreSQL numbers itself: after explicit values, its sequences
+ * must move past them. (Not `bus_fts`'s: its numbers start above every
+ * message's rowid, which is what the copy gives its rows.)
+ */
 const IDENTITIES = [
   ["topics", "rowid"],
   ["questions", "rowid"],
   ["bus_mailbox", "rowid"],
   ["bus_chunks", "id"],
-  ["bus_fts", "rowid"],
 ] as const;
 
 async function advanceIdentities(store: Store): Promise<void> {

@@ -301,6 +301,52 @@ Deno.test({
 });
 
 Deno.test({
+  name: named(
+    "index rows an older agent-bus writes beside this one's never collide, and search finds every message",
+  ),
+  ignore,
+}, async () => {
+  await using pg = await startPostgres();
+  await using peer = await startPeer({ dbPath: pg.url });
+  const topic_id = String((await peer.ok("topic_create", { name: "mixed" })).topic_id);
+  await peer.ok("topic_join", { agent_name: "new", topic_id });
+  const send = (text: string) =>
+    peer.ok("sync", { topic_id, outbox: [{ content_markdown: text }], wait_seconds: 0 });
+  await send("kestrel from this version");
+  // What a send of a version before migration 6 wrote, from another host: the index row under the
+  // rowid its message takes.
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.begin(async (tx) => {
+      const rowid = "(SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages)";
+      await tx.unsafe(
+        `INSERT INTO bus_fts (rowid, content_markdown, terms, message_id, topic_id)
+         VALUES (${rowid}, 'kestrel from an older host', '', 'older-1', $1)`,
+        [topic_id],
+      );
+      await tx.unsafe(
+        `INSERT INTO messages (rowid, message_id, topic_id, seq, sender, message_type,
+           content_markdown, created_at)
+         VALUES (${rowid}, 'older-1', $1, 2, 'old', 'message', 'kestrel from an older host', 0)`,
+        [topic_id],
+      );
+      await tx.unsafe("UPDATE topic_seq SET next_seq = 3 WHERE topic_id = $1", [topic_id]);
+    });
+    await send("kestrel again from this version");
+    const numbers = (await sql`SELECT rowid FROM bus_fts ORDER BY rowid`).map((r) =>
+      Number(r.rowid)
+    );
+    assert.equal(numbers.length, 3);
+    assert.ok(numbers[0]! < 2 ** 40, "the older host's row under its message's rowid");
+    assert.ok(numbers.slice(1).every((n) => n >= 2 ** 40), "this version's above every rowid");
+  } finally {
+    await sql.end();
+  }
+  const found = await peer.ok("messages_search", { query: "kestrel", mode: "fts" });
+  assert.equal(found.count, 3);
+});
+
+Deno.test({
   name: named("six processes opening a new PostgreSQL database at once all get a working bus"),
   ignore,
 }, async () => {
