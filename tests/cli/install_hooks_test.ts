@@ -16,6 +16,7 @@ import { cli, denoCacheDir } from "../_helpers/cli.ts";
 import { runHook } from "../_helpers/hook.ts";
 import { launchFor, residentSocket } from "../../lib/launch.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
+import { launchOfHook, shellQuote } from "../../lib/cli/install/launch.ts";
 
 type Json = Record<string, unknown>;
 type Groups = { hooks: { command: string; timeout: number; type: string }[] }[];
@@ -247,4 +248,38 @@ Deno.test("doctor runs the installed stop hook and names a missing hook or anoth
   const broken = await cli(["doctor"], env);
   assert.equal(broken.code, 1, broken.stdout);
   assert.match(broken.stdout, /✘ Hooks \(Gemini CLI\).*the stop hook does not run/);
+});
+
+Deno.test("doctor warns of hooks that may not ask their database's resident bus, and says to install them again", async () => {
+  await using tmp = await tmpDir();
+  const home = `${tmp.path}/home`;
+  const env = { HOME: home, AGENT_BUS_DB: `${tmp.path}/bus.sqlite` };
+  assert.equal((await cli(["install", "gemini", "--hooks"], env)).code, 0);
+  // As an earlier version wrote them: the socket every database of the directory once shared.
+  const path = `${home}/.gemini/settings.json`;
+  const written = await Deno.readTextFile(path);
+  const older = written.replaceAll(/unix:[^,"' ]*\.sock/g, `unix:${tmp.path}/agent-bus.sock`);
+  assert.notEqual(older, written);
+  await Deno.writeTextFile(path, older);
+  const doctor = await cli(["doctor"], env);
+  assert.match(
+    doctor.stdout,
+    /⚠ Hooks \(Gemini CLI\)\s+user \(.*\): the hooks may not connect to the resident bus's socket .*agent-bus-[0-9a-f]{16}\.sock: they read the database themselves .*\n\s+fix: `agent-bus install gemini --hooks` again/,
+  );
+});
+
+Deno.test("launchOfHook reads back the words hookCommand quoted", () => {
+  const words = [
+    "/opt/deno",
+    "run",
+    "--allow-net=unix:/a b/it's.sock",
+    "/x/hook.bundle.js",
+    "gemini",
+  ];
+  const command = ["DENO_DIR=/c d", "HOME=/h", ...words].map(shellQuote).join(" ");
+  assert.deepEqual(launchOfHook(command), {
+    command: "/opt/deno",
+    args: words.slice(1),
+    env: { DENO_DIR: "/c d", HOME: "/h" },
+  });
 });

@@ -27,12 +27,12 @@ import { CLIENT_IDS, CLIENTS, launchOf, remoteOf, type Scope } from "../install/
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
 import { codexHookStatus, untrusted } from "../install/codex_trust.ts";
 import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
-import { shellQuote } from "../install/launch.ts";
+import { launchOfHook, shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../../transports/hook/protocols.ts";
 import { placesOf } from "./install.ts";
 import { residentAddress, statusAt } from "../../transports/resident/protocol.ts";
 import { checkRemote } from "../install/remote_check.ts";
-import { checkEntry, isAgentBus } from "../install/entry_check.ts";
+import { checkEntry, isAgentBus, unreachableSocket } from "../install/entry_check.ts";
 
 const USAGE = `Usage: agent-bus doctor [--deep] [--json]
 
@@ -529,6 +529,16 @@ async function checkHookSet(
       check: set.title,
       status: "warn",
       detail: `${where}: the hooks read ${redactUrl(db)}, not ${redactUrl(ctx.config.dbPath)}`,
+      fix: again,
+    };
+  }
+  const socket = unreachableSocket(ctx, launchOfHook(stop));
+  if (socket !== undefined) {
+    return {
+      check: set.title,
+      status: "warn",
+      detail: `${where}: the hooks may not connect to the resident bus's socket ${socket}: ` +
+        "they read the database themselves (slower)",
       fix: again,
     };
   }

@@ -102,12 +102,13 @@ export async function checkEntry(
 }
 
 /**
- * The resident bus's socket, when `launch` runs from source without the
- * permission to connect to it (Deno's `--allow-net` names the socket: an
- * entry written before the socket was named after its database file has
- * another's); undefined when it may, or serves in its own process anyway.
+ * The resident bus's socket, when `launch` (an entry, or a hook) runs from
+ * source without the permission to connect to it (Deno's `--allow-net`
+ * names the socket: one written before the socket was named after its
+ * database file names another's); undefined when it may, or serves in its
+ * own process anyway.
  */
-function unreachableSocket(
+export function unreachableSocket(
   ctx: CliContext,
   launch: { command: string; args: string[]; env: Record<string, string> },
 ): string | undefined {

@@ -11,6 +11,7 @@ import {
   CHECKOUT,
   ENTRY_PATH,
   HOOK_PATH,
+  type Launch,
   launchFor,
   type LaunchOptions,
   MAIN_PATH,
@@ -29,6 +30,42 @@ export interface HookLaunch {
 /** Quote one word for a POSIX shell (left bare when it is plainly safe). */
 export function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The words of a command {@linkcode hookCommand} wrote, unquoted: its
+ * environment's `KEY=value` words, then the command and its arguments.
+ * (It reads what `shellQuote` writes: bare words and single quotes.)
+ */
+export function launchOfHook(command: string): Launch {
+  const words: string[] = [];
+  let word: string | undefined;
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (c === " ") {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else if (c === "'") {
+      const end = command.indexOf("'", i + 1);
+      const close = end < 0 ? command.length : end;
+      word = (word ?? "") + command.slice(i + 1, close);
+      i = close;
+    } else if (c === "\\" && i + 1 < command.length) {
+      word = (word ?? "") + command[++i];
+    } else {
+      word = (word ?? "") + c;
+    }
+  }
+  if (word !== undefined) words.push(word);
+  const assignments = words.findIndex((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w));
+  const at = assignments < 0 ? words.length : assignments;
+  const env = Object.fromEntries(
+    words.slice(0, at).map((w) => {
+      const eq = w.indexOf("=");
+      return [w.slice(0, eq), w.slice(eq + 1)];
+    }),
+  );
+  return { command: words[at] ?? "", args: words.slice(at + 1), env };
 }
 
 /**
