@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import postgres from "postgres";
+import { FTS_NUMBERS_FROM } from "../../lib/store/postgres/schema.ts";
 import { cli, cliProcess } from "../_helpers/cli.ts";
 import { connectHttp, startHttpServer } from "../_helpers/http.ts";
 import { readTopic, startPeer, textOf, until } from "../_helpers/peer.ts";
@@ -337,8 +338,11 @@ Deno.test({
       Number(r.rowid)
     );
     assert.equal(numbers.length, 3);
-    assert.ok(numbers[0]! < 2 ** 40, "the older host's row under its message's rowid");
-    assert.ok(numbers.slice(1).every((n) => n >= 2 ** 40), "this version's above every rowid");
+    assert.ok(numbers[0]! < FTS_NUMBERS_FROM, "the older host's row under its message's rowid");
+    assert.ok(
+      numbers.slice(1).every((n) => n >= FTS_NUMBERS_FROM),
+      "this version's above every rowid",
+    );
   } finally {
     await sql.end();
   }

@@ -9,7 +9,7 @@
  */
 
 import { loadConfig, redactUrl } from "../../config.ts";
-import { runsFromSource, scriptOf } from "../../launch.ts";
+import { type Launch, runsFromSource, scriptOf } from "../../launch.ts";
 import { residentAddress } from "../../transports/resident/protocol.ts";
 import type { CliContext } from "../command.ts";
 import { findExecutable } from "../path_lookup.ts";
@@ -35,7 +35,7 @@ export async function checkEntry(
   ctx: CliContext,
   title: string,
   where: string,
-  launch: { command: string; args: string[]; env: Record<string, string> },
+  launch: Launch,
 ): Promise<EntryFinding> {
   if (!commandExists(launch.command, ctx.env.PATH ?? "")) {
     return {
@@ -110,10 +110,12 @@ export async function checkEntry(
  */
 export function unreachableSocket(
   ctx: CliContext,
-  launch: { command: string; args: string[]; env: Record<string, string> },
+  launch: Launch,
 ): string | undefined {
-  const script = launch.args.findIndex((arg) => arg === scriptOf(launch.args));
-  const flags = script < 0 ? launch.args : launch.args.slice(0, script);
+  const script = scriptOf(launch.args);
+  const flags = script === undefined
+    ? launch.args
+    : launch.args.slice(0, launch.args.indexOf(script));
   const standalone = launch.args.includes("--standalone") ||
     launch.env.AGENT_BUS_STANDALONE === "1";
   const address = residentAddress(ctx.config);
