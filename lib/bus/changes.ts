@@ -27,6 +27,13 @@
  * topics or by changes that named none. A commit of another SQLite process
  * names none (`data_version` cannot say), so it wakes everyone.
  *
+ * A waiter may also say what it would do once woken (`deliver`): a store
+ * that can (SQLite, for a write that commits alone) runs that inside the
+ * transaction of a write to the waiter's topic, right after it, and the
+ * wait ends with what it returned, once committed. The waiter is answered
+ * by the commit that woke it, without a transaction, a turn in the write
+ * line or a read of its own.
+ *
  * A waiter takes a `mark()` *before* it checks for new data and waits on
  * that mark, so a commit that lands between the check and the wait is never
  * missed: the feed compares every later reading with the version in the
@@ -37,7 +44,7 @@
  */
 
 import { pauseCallDeadline } from "../store/call_deadline.ts";
-import type { ChangedTopics, Store } from "../store/mod.ts";
+import type { ChangedTopics, FollowingWrite, Store } from "../store/mod.ts";
 
 /** What a waiter has seen: the database's version and the count of changes heard. */
 export interface ChangeMark {
@@ -51,6 +58,27 @@ export interface WaitOnChanges {
   signal?: AbortSignal | undefined;
   /** Wake only for changes to these topics (or changes that name none); default: any change. */
   topics?: readonly string[] | undefined;
+  /**
+   * What the waiter would do once woken by a write to one of its `topics`,
+   * to be run, where the store can, inside that write's transaction
+   * ({@linkcode Store.setFollowers}); undefined when it has nothing to do
+   * (it waits on). What it returns ends the wait as `{ delivered }`.
+   */
+  deliver?: (() => unknown) | undefined;
+}
+
+/** A wait ended by its `deliver`, run in the transaction of a write it waited for. */
+export interface Delivered {
+  delivered: unknown;
+}
+
+/** One parked waiter. */
+interface Waiter {
+  /** The topics it waits on (undefined: all). */
+  topics: readonly string[] | undefined;
+  deliver: (() => unknown) | undefined;
+  /** Ends its wait with what `deliver` returned. */
+  delivered(value: unknown): void;
 }
 
 /** Options of {@linkcode ChangeFeed}. */
@@ -96,8 +124,8 @@ export class ChangeFeed {
   readonly #slowMs: number;
   readonly #burstMs: number;
   readonly #hotMs: number;
-  /** Each parked waiter's wake function, and the topics it waits on (undefined: all). */
-  readonly #waiters = new Map<() => void, readonly string[] | undefined>();
+  /** Each parked waiter, by its wake function. */
+  readonly #waiters = new Map<() => void, Waiter>();
   /** Changes heard (commits of this process, pushed notifications) and the topics of the latest. */
   #heard = 0;
   readonly #recent: ChangedTopics[] = [];
@@ -128,6 +156,7 @@ export class ChangeFeed {
       this.#watch = "off";
       this.#unsubscribe = store.subscribe((topics) => this.#hear(topics));
     }
+    store.setFollowers?.((topics) => this.#followers(topics));
   }
 
   /** The current state, to be passed to {@linkcode ChangeFeed.wait}. */
@@ -158,7 +187,7 @@ export class ChangeFeed {
    *
    * @throws the signal's reason when `signal` aborts
    */
-  wait(mark: ChangeMark, options: WaitOnChanges): Promise<"changed" | "timeout"> {
+  wait(mark: ChangeMark, options: WaitOnChanges): Promise<"changed" | "timeout" | Delivered> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#changedSince(mark, options.topics)) return Promise.resolve("changed");
@@ -171,7 +200,7 @@ export class ChangeFeed {
   }
 
   /** Wait for a change after `mark`, which {@linkcode ChangeFeed.wait} found current. */
-  #park(mark: ChangeMark, options: WaitOnChanges): Promise<"changed" | "timeout"> {
+  #park(mark: ChangeMark, options: WaitOnChanges): Promise<"changed" | "timeout" | Delivered> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     // Only after the test seam's await: a change heard meanwhile woke nobody.
@@ -196,7 +225,14 @@ export class ChangeFeed {
         resolve("timeout");
       }, Math.max(0, options.timeoutMs));
       signal?.addEventListener("abort", abort, { once: true });
-      this.#waiters.set(wake, options.topics);
+      this.#waiters.set(wake, {
+        topics: options.topics,
+        deliver: options.deliver,
+        delivered: (value) => {
+          finish();
+          resolve({ delivered: value });
+        },
+      });
       this.#busy(mark);
     });
   }
@@ -227,9 +263,21 @@ export class ChangeFeed {
     this.#heard++;
     this.#recent.push(topics);
     if (this.#recent.length > REMEMBERED_CHANGES) this.#recent.shift();
-    for (const [wake, waitsOn] of [...this.#waiters]) {
-      if (concerns(topics, waitsOn)) wake();
+    for (const [wake, waiter] of [...this.#waiters]) {
+      if (concerns(topics, waiter.topics)) wake();
     }
+  }
+
+  /** The parked waiters that would do something once woken by a write to `topics`. */
+  #followers(topics: readonly string[]): FollowingWrite[] {
+    const followers: FollowingWrite[] = [];
+    for (const waiter of this.#waiters.values()) {
+      const { deliver } = waiter;
+      if (deliver && waiter.topics?.some((topic) => topics.includes(topic))) {
+        followers.push({ run: deliver, done: (value) => waiter.delivered(value) });
+      }
+    }
+    return followers;
   }
 
   #version(): number {

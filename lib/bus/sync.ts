@@ -11,7 +11,9 @@
  * When nothing is unread and `wait_seconds > 0`, the call waits on the
  * process's {@linkcode ChangeFeed}: no writes while waiting, a wake-up within
  * milliseconds of a commit by any process, and an immediate stop when the
- * client cancels.
+ * client cancels. A send of this process to the topic may run the waiting
+ * call's round in its own transaction (see the feed's `deliver`): the round
+ * is the one a wake-up would have run next.
  *
  * @module
  */
@@ -216,8 +218,15 @@ async function waitForUnread(
           timeoutMs: remaining,
           signal: options.signal,
           topics: [args.topicId],
+          deliver: () => deliveredRound(bus, identity, args, round.cursor.last_seq),
         })
         : "timeout";
+      if (typeof outcome === "object") {
+        // Read in the transaction of the write that woke it (see ChangeFeed's `deliver`).
+        waiting = false;
+        bus.changes.notify([args.topicId]);
+        return settle(identity, outcome.delivered as Round);
+      }
       mark = bus.changes.mark();
       const unread = outcome === "timeout" || bus.store.read(() =>
         hasMessagesAfter(bus.store, {
@@ -248,6 +257,29 @@ async function waitForUnread(
         .catch(() => {});
     }
   }
+}
+
+/**
+ * A waiting `sync`'s round, run in the transaction of a write to its topic:
+ * what it would read once woken, or undefined when nothing is unread for it
+ * (it waits on).
+ */
+function deliveredRound(
+  bus: Bus,
+  identity: Identity,
+  args: SyncArgs,
+  lastSeq: number,
+): Round | undefined {
+  const unread = hasMessagesAfter(bus.store, {
+    topicId: args.topicId,
+    afterSeq: readStart(identity, lastSeq, args.includeSelf),
+    excludeSender: args.includeSelf ? null : identity.agentName,
+  });
+  if (!unread) return undefined;
+  const round = syncRound(bus, identity, { ...args, ackThrough: undefined }, []);
+  if (round.received.length === 0) return undefined;
+  clearWaiting(bus.store, { topicId: args.topicId, agentName: identity.agentName });
+  return round;
 }
 
 /**

@@ -17,7 +17,9 @@
  * lock, so the store waits itself: a few short synchronous naps (tens of
  * microseconds, growing) and then millisecond ones with the event loop
  * free, so a database locked for long never freezes the server's other
- * requests. `fn` is synchronous on purpose: with one
+ * requests. A lone write that names its topics takes along the writes that
+ * wait on them (`setFollowers`), each in a savepoint, before its `COMMIT`.
+ * `fn` is synchronous on purpose: with one
  * connection shared by every request of the process, an `await` inside a
  * transaction would let another request's statements into it.
  *
@@ -39,7 +41,7 @@ import { BusError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isBroken, isBusy, isNotADatabase, toBusError } from "./_sqlite_errors.ts";
 import { ensureSchema, type MigrationState, migrationState, schemaMismatch } from "./migrate.ts";
-import type { Query, Store, StoreOptions, WriteOptions } from "./types.ts";
+import type { FollowingWrite, Query, Store, StoreOptions, WriteOptions } from "./types.ts";
 import { busyError, type Leave, WriteQueue } from "./write_queue.ts";
 
 /** A write waiting for its transaction. */
@@ -51,6 +53,33 @@ interface PendingWrite {
   reject(error: unknown): void;
   /** Fails it when its wait runs out before its group starts, where the group waits longer. */
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** The topics it named ({@linkcode WriteOptions.topics}). */
+  topics: readonly string[] | undefined;
+}
+
+/**
+ * Run `followers` in the open transaction of `db`, each in a savepoint: one
+ * that throws is undone alone (a failure that ended the transaction fails
+ * it all). Returns those that had something to tell.
+ */
+function runFollowers(
+  db: DatabaseSync,
+  followers: FollowingWrite[],
+): { follower: FollowingWrite; value: unknown }[] {
+  const followed: { follower: FollowingWrite; value: unknown }[] = [];
+  for (const follower of followers) {
+    db.exec("SAVEPOINT following_write");
+    try {
+      const value = follower.run();
+      db.exec("RELEASE following_write");
+      if (value !== undefined) followed.push({ follower, value });
+    } catch (error) {
+      if (!db.isTransaction) throw error;
+      db.exec("ROLLBACK TO following_write");
+      db.exec("RELEASE following_write");
+    }
+  }
+  return followed;
 }
 
 /** Naps (ms) between the first attempts to take the write lock, spent blocking. */
@@ -107,6 +136,7 @@ export class SqliteStore implements Store {
   /** Writes waiting for the next transaction, and whether a group is being written. */
   readonly #pending: PendingWrite[] = [];
   #writing = false;
+  #followers: ((topics: readonly string[]) => FollowingWrite[]) | undefined;
   /** When the turn being waited for is given up (0 while none is: the loop sees to the rest). */
   #turnDeadline = 0;
   #retryAt = 0;
@@ -199,6 +229,7 @@ export class SqliteStore implements Store {
       resolve: resolve as (value: unknown) => void,
       reject,
       timer: undefined,
+      topics: options.topics,
     };
     this.#pending.push(write);
     if (!this.#writing) void this.#writeAll();
@@ -292,10 +323,21 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Run `group` in the open transaction of `db`, commit, and settle each write. */
+  /** {@linkcode Store.setFollowers}. */
+  setFollowers(find: (topics: readonly string[]) => FollowingWrite[]): void {
+    this.#followers = find;
+  }
+
+  /**
+   * Run `group` in the open transaction of `db`, commit, and settle each
+   * write. A lone write that succeeded takes its topics' followers along
+   * (a group means writes are queuing: its followers wake as usual, and
+   * then read what several writes sent at once).
+   */
   #runGroup(db: DatabaseSync, group: PendingWrite[]): void {
     const one = group.length === 1;
     const outcomes: ({ value: unknown } | { error: unknown })[] = [];
+    let followed: { follower: FollowingWrite; value: unknown }[] = [];
     try {
       for (const write of group) {
         if (!one) db.exec("SAVEPOINT grouped_write");
@@ -310,6 +352,10 @@ export class SqliteStore implements Store {
           outcomes.push({ error });
         }
       }
+      const topics = one ? group[0]!.topics : undefined;
+      if (topics && topics.length > 0 && this.#followers) {
+        followed = runFollowers(db, this.#followers(topics));
+      }
       db.exec("COMMIT");
     } catch (error) {
       if (db.isTransaction) db.exec("ROLLBACK");
@@ -317,6 +363,8 @@ export class SqliteStore implements Store {
       for (const write of group) write.reject(failure);
       return;
     }
+    // The followers first: each was woken by this commit, and answers sooner than its writer.
+    for (const { follower, value } of followed) follower.done(value);
     group.forEach((write, i) => {
       const outcome = outcomes[i]!;
       if ("error" in outcome) write.reject(this.#fail(outcome.error));

@@ -100,10 +100,28 @@ export interface Store {
    * then needs no timer at all, and wakes only the waiters concerned.
    */
   subscribe?(listener: (topics: ChangedTopics) => void): () => void;
+  /**
+   * Let writes that wait on topics ride in the transaction of a write to
+   * one of them (SQLite): after a lone write that named `topics`, before its
+   * `COMMIT`, each of `find(topics)` runs in a savepoint of its own and sees
+   * that write, as if it had been woken by its commit and run next; what it
+   * returns (undefined: it did nothing worth telling) goes to its `done`
+   * once the transaction has committed. One that throws is undone alone and
+   * not told. Engines without it leave such writes to their wake-ups.
+   */
+  setFollowers?(find: (topics: readonly string[]) => FollowingWrite[]): void;
   /** Reclaim free space. */
   vacuum(): void;
   /** Close for good (process shutdown). */
   close(): void;
+}
+
+/** A write that runs in the transaction of another (see {@linkcode Store.setFollowers}). */
+export interface FollowingWrite {
+  /** Runs inside the transaction, after the write it follows; undefined: nothing to tell. */
+  run(): unknown;
+  /** What `run` returned, once the transaction committed. */
+  done(value: unknown): void;
 }
 
 /** Options of {@linkcode openStore}. */

@@ -289,6 +289,39 @@ sqliteTest(
   },
 );
 
+sqliteTest(
+  "a waiting sync() is answered in the transaction of the send that wakes it",
+  "followers ride along SQLite's lone writes; PostgreSQL's wake-ups come through its notifications",
+  async () => {
+    await using tmp = await tmpDir();
+    await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+    const { topicId, peers: [a, b] } = await setup(bus, ["a", "b"]);
+    const waiting = sync(bus, b!, args(topicId, { waitSeconds: 30 }));
+    await until(() => bus.changes.waiting === 1, { what: "the call to wait" });
+    // Count the write transactions from here on (the store itself runs them).
+    const store = bus.store;
+    const immediate = store.immediate.bind(store);
+    let writes = 0;
+    store.immediate = (fn, options) => {
+      writes++;
+      return immediate(fn, options);
+    };
+    const sent = await sync(bus, a!, args(topicId, { outbox: [{ content_markdown: "wake up" }] }));
+    const got = await waiting;
+    assert.equal(got.status, "ready");
+    assert.equal(got.received[0]!.content_markdown, "wake up");
+    assert.equal(writes, 1, "the send's transaction also moved the waiter's cursor");
+    const seq = sent.sent[0]!.message.seq;
+    assert.equal(got.cursor.last_seq, seq);
+    const stored = store.read(() =>
+      store.stmt("SELECT last_seq FROM cursors WHERE topic_id = ? AND agent_name = ?")
+        .get(topicId, "b")
+    );
+    assert.equal(stored?.last_seq, seq, "the delivery is stored with the message");
+    assert.equal(bus.changes.waiting, 0);
+  },
+);
+
 Deno.test("sync() times out with status timeout and stops at once when aborted", async () => {
   await using tmp = await tmpDir();
   await using bus = openTestBus(`${tmp.path}/bus.sqlite`);

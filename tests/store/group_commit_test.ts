@@ -3,7 +3,8 @@
  * that wait for the write lock together commit in one transaction, each in
  * a savepoint of its own, so each keeps its meaning (one that throws is
  * undone alone, each sees those before it) and a write whose wait runs out
- * fails alone with `DB_BUSY`.
+ * fails alone with `DB_BUSY`. Writes that wait on a topic (a waiting
+ * `sync`'s read) follow a lone write to it in its transaction.
  *
  * @module
  */
@@ -12,7 +13,7 @@ import assert from "node:assert/strict";
 import { BusError } from "../../lib/errors.ts";
 import { createLogger } from "../../lib/log.ts";
 import { openStore } from "../../lib/store/mod.ts";
-import type { Store } from "../../lib/store/types.ts";
+import type { FollowingWrite, Store } from "../../lib/store/types.ts";
 import { WriteQueue } from "../../lib/store/write_queue.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
 
@@ -110,5 +111,84 @@ Deno.test("a read between two awaits never lands inside a write's transaction", 
     await reader;
     assert.ok(reads > 200, `${reads} reads`);
     assert.equal(rows(store).length, 200);
+  });
+});
+
+/** A follower of topic "a" that inserts `n` and reports what it saw; `done` records what it was told. */
+function follower(store: Store, n: number, told: unknown[], fail = false): FollowingWrite {
+  return {
+    run: () => {
+      const seen = store.stmt("SELECT n FROM t ORDER BY n").all().map((row) => row.n);
+      insert(store, n);
+      if (fail) throw new BusError("INVALID_ARGUMENT", "the follower changes its mind");
+      return seen;
+    },
+    done: (value) => told.push(value),
+  };
+}
+
+Deno.test("a lone write to a topic takes its followers into its transaction, and they hear once it commits", async () => {
+  await withStore(async (store, dbPath) => {
+    const asked: (readonly string[])[] = [];
+    const told: unknown[] = [];
+    store.setFollowers!((topics) => {
+      asked.push(topics);
+      return topics.includes("a") ? [follower(store, 2, told)] : [];
+    });
+    const before = walBytes(dbPath);
+    let toldWhenResolved: number | undefined;
+    await store.immediate(() => insert(store, 1), { topics: ["a"] }).then(() => {
+      toldWhenResolved = told.length;
+    });
+    const followed = walBytes(dbPath) - before;
+    assert.deepEqual(told, [[1]], "the follower saw the write it followed, and was told so");
+    assert.equal(toldWhenResolved, 1, "the follower hears before its writer does");
+    assert.deepEqual(rows(store), [1, 2]);
+    assert.deepEqual(asked, [["a"]]);
+
+    // The same two inserts as writes of their own: two commits.
+    const alone = walBytes(dbPath);
+    await store.immediate(() => insert(store, 3), { topics: ["b"] });
+    await store.immediate(() => insert(store, 4));
+    assert.ok(
+      followed < walBytes(dbPath) - alone,
+      `followed: ${followed} bytes to the log; as two writes: ${walBytes(dbPath) - alone}`,
+    );
+    assert.deepEqual(asked, [["a"], ["b"]], "a write that names no topic has no followers");
+  });
+});
+
+Deno.test("a follower that throws is undone alone; a write that throws or commits in a group takes none", async () => {
+  await withStore(async (store, dbPath) => {
+    const told: unknown[] = [];
+    let asked = 0;
+    let failing = true;
+    store.setFollowers!(() => {
+      asked++;
+      return [follower(store, 10, told, failing), follower(store, 11, told)];
+    });
+    await store.immediate(() => insert(store, 1), { topics: ["a"] });
+    assert.deepEqual(rows(store), [1, 11], "the failing follower's insert is undone, not the rest");
+    assert.deepEqual(told, [[1]], "only the follower that succeeded is told");
+
+    failing = false;
+    await assert.rejects(store.immediate(() => {
+      insert(store, 2);
+      throw new BusError("INVALID_ARGUMENT", "the write changes its mind");
+    }, { topics: ["a"] }));
+    assert.equal(asked, 1, "a write that failed takes no followers");
+
+    // Two writes waiting together: a busy line, where followers wake as usual instead.
+    const other = new WriteQueue(`${dbPath}-lock`);
+    const leave = await other.turn(1000);
+    const grouped = [
+      store.immediate(() => insert(store, 3), { topics: ["a"] }),
+      store.immediate(() => insert(store, 4), { topics: ["a"] }),
+    ];
+    leave();
+    other.close();
+    await Promise.all(grouped);
+    assert.equal(asked, 1, "writes that commit in a group take no followers");
+    assert.deepEqual(rows(store), [1, 3, 4, 11]);
   });
 });
