@@ -196,7 +196,14 @@ export class ChangeFeed {
     const parked = this.#beforeWait
       ? Promise.resolve(this.#beforeWait()).then(() => this.#park(mark, options))
       : this.#park(mark, options);
-    return parked.finally(() => pauseCallDeadline(performance.now() - started));
+    const paused = () => pauseCallDeadline(performance.now() - started);
+    return parked.then((outcome) => {
+      paused();
+      return outcome;
+    }, (error) => {
+      paused();
+      throw error;
+    });
   }
 
   /** Wait for a change after `mark`, which {@linkcode ChangeFeed.wait} found current. */

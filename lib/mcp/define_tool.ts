@@ -169,7 +169,10 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(
         },
         async call(rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult> {
           try {
-            const unusable = spec.usesDb ? await ctx.bus.store.ready() : undefined;
+            // A usable store is used at once; one in trouble may wait out an outage's first seconds.
+            const unusable = spec.usesDb && ctx.bus.store.check()
+              ? await ctx.bus.store.ready()
+              : undefined;
             if (unusable) throw unusable;
             const output = await spec.run(parseInput(inputSchema(), rawArgs ?? {}), ctx);
             return successResult(output, {
