@@ -3,7 +3,9 @@
  * the hooks, `lib/entry.bundle.js` for an MCP client's entry) are what
  * `deno task bundle` makes of the committed sources, and each is one
  * module: a run loads nothing else unless it needs more than its common
- * path (the hook's answer over the database, the entry's whole program).
+ * path (the hook's answer over the database, the entry's whole program),
+ * which each names by URL, not in a literal `import()` (Deno reads those,
+ * and everything they import, before the first line runs).
  *
  * @module
  */
@@ -34,8 +36,11 @@ function importsOf(code: string): string[] {
 Deno.test("the committed hook bundle is what hook.ts bundles to, and what hooks run", async () => {
   const committed = await freshBundle(BUNDLES.hook);
   assert.equal(HOOK_PATH, BUNDLES.hook.out.pathname);
-  // Its only import is the answer over the database, from source beside it.
-  assert.deepEqual(importsOf(committed), ["./here.ts"]);
+  // It imports nothing by name (Deno would read it, and all behind it, at every start): the
+  // answer over the database only when no bus answers, from source beside it.
+  assert.deepEqual(importsOf(committed), []);
+  assert.match(committed, /new URL\("\.\/here\.ts", import\.meta\.url\)/);
+  await Deno.stat(new URL("./here.ts", BUNDLES.hook.out));
 });
 
 Deno.test("the committed entry bundle is what entry.ts bundles to, and what clients start", async () => {

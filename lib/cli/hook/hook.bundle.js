@@ -674,11 +674,11 @@ var deno_default = {
     },
     compile: {
       description: "Build dist/agent-bus for this platform",
-      command: "deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --output dist/agent-bus main.ts"
+      command: "deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --include lib/cli/hook/here.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --output dist/agent-bus main.ts"
     },
     "compile:all": {
       description: "Build release binaries for linux x64/arm64, macOS x64/arm64 and Windows x64",
-      command: "deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target x86_64-unknown-linux-gnu --output dist/agent-bus-linux-x64 main.ts && deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target aarch64-unknown-linux-gnu --output dist/agent-bus-linux-arm64 main.ts && deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target x86_64-apple-darwin --output dist/agent-bus-macos-x64 main.ts && deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target aarch64-apple-darwin --output dist/agent-bus-macos-arm64 main.ts && deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target x86_64-pc-windows-msvc --output dist/agent-bus-windows-x64.exe main.ts"
+      command: "deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --include lib/cli/hook/here.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target x86_64-unknown-linux-gnu --output dist/agent-bus-linux-x64 main.ts && deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --include lib/cli/hook/here.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target aarch64-unknown-linux-gnu --output dist/agent-bus-linux-arm64 main.ts && deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --include lib/cli/hook/here.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target x86_64-apple-darwin --output dist/agent-bus-macos-x64 main.ts && deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --include lib/cli/hook/here.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target aarch64-apple-darwin --output dist/agent-bus-macos-arm64 main.ts && deno compile --unstable-no-legacy-abort --include lib/store/postgres/worker.ts --include lib/transports/stdio_worker.ts --include lib/transports/http/node_worker.ts --include lib/transports/resident/session_worker.ts --include lib/cli/hook/here.ts --v8-flags=--max-semi-space-size=1 --allow-env --allow-read --allow-write --allow-net --allow-sys=hostname --allow-run --target x86_64-pc-windows-msvc --output dist/agent-bus-windows-x64.exe main.ts"
     }
   },
   compilerOptions: {
@@ -957,6 +957,7 @@ function writeRecord(dir, trace, debug, pid = Deno.pid) {
 }
 
 // lib/cli/hook/mod.ts
+var HERE = new URL("./here.ts", import.meta.url).href;
 var DEFAULT_MAX_BLOCKS = 5;
 var MAX_WAIT_SECONDS = 3600;
 var MAX_INPUT_BYTES = 4 * 1024 * 1024;
@@ -1063,7 +1064,7 @@ ${HOOK_USAGE}`);
     if ("answer" in viaBus) {
       answer = viaBus.answer;
     } else {
-      const { answerHere } = await import("./here.ts");
+      const { answerHere } = await import(HERE);
       const left = Math.max(0, ask.wait - (performance.now() - started) / 1e3);
       answer = await answerHere(config, {
         ...ask,
