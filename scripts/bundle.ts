@@ -10,34 +10,32 @@
  * it loads: one module instead of 13 takes 6–8 ms off every hook run, and
  * one instead of 16 about 2 ms off an entry's start (21.5 against 23.5 ms
  * p50 to `initialize`, 100 alternating runs, 2-core VM). What they load only
- * sometimes stays outside, loaded from source when needed: the hook's
- * answer over the database (`here.ts`, when no resident bus runs), the
- * whole program behind an entry (a command, or a session it cannot relay).
+ * sometimes stays outside, loaded from source when needed and named by
+ * URL (Deno reads a literal `import()` target, and all behind it, before
+ * the first line runs): the hook's answer over the database (`here.ts`,
+ * when no resident bus runs), the whole program behind an entry (a
+ * command, or a session it cannot relay).
  * `tests/cli/bundles_test.ts` checks that each committed bundle is what
  * this script makes of the committed sources.
  *
  * @module
  */
 
-/** One bundle: its entry point, where it goes, and what stays outside it. */
+/** One bundle: its entry point and where it goes. */
 export interface Bundle {
   entry: URL;
   out: URL;
-  external: string[];
 }
 
 /** The bundles the program runs from source. */
 export const BUNDLES: Record<"hook" | "entry", Bundle> = {
   hook: {
     entry: new URL("../hook.ts", import.meta.url),
-    // (`./here.ts` resolves beside the bundle.)
     out: new URL("../lib/cli/hook/hook.bundle.js", import.meta.url),
-    external: ["./here.ts"],
   },
   entry: {
     entry: new URL("../entry.ts", import.meta.url),
     out: new URL("../lib/entry.bundle.js", import.meta.url),
-    external: [],
   },
 };
 
@@ -59,7 +57,6 @@ export async function writeBundle(bundle: Bundle, out: URL = bundle.out): Promis
       "bundle",
       "--quiet",
       "--platform=deno",
-      ...bundle.external.map((path) => `--external=${path}`),
       "--output",
       out.pathname,
       bundle.entry.pathname,

@@ -113,6 +113,13 @@ export interface DirWatcher extends AsyncIterable<{ paths: string[] }> {
 /** Changes seen without a file event before events are declared unreliable. */
 const MISSES_BEFORE_FALLBACK = 3;
 
+/**
+ * Waiters answered inside one write's transaction at most: each is a `sync`
+ * round the writer's own answer waits for, so a topic with many waiting
+ * agents wakes the rest as before (they read at once, in their own group).
+ */
+const MAX_FOLLOWERS = 8;
+
 /** Changes heard that the feed remembers the topics of; a mark older than that sees a change. */
 const REMEMBERED_CHANGES = 256;
 
@@ -275,10 +282,14 @@ export class ChangeFeed {
     }
   }
 
-  /** The parked waiters that would do something once woken by a write to `topics`. */
+  /**
+   * The parked waiters that would do something once woken by a write to
+   * `topics`, the longest parked first, at most {@linkcode MAX_FOLLOWERS}.
+   */
   #followers(topics: readonly string[]): FollowingWrite[] {
     const followers: FollowingWrite[] = [];
     for (const waiter of this.#waiters.values()) {
+      if (followers.length === MAX_FOLLOWERS) break;
       const { deliver } = waiter;
       if (deliver && waiter.topics?.some((topic) => topics.includes(topic))) {
         followers.push({ run: deliver, done: (value) => waiter.delivered(value) });

@@ -322,6 +322,31 @@ sqliteTest(
   },
 );
 
+sqliteTest(
+  "a send answers at most eight waiting sync() calls in its transaction; the others wake as before",
+  "followers ride along SQLite's lone writes; PostgreSQL's wake-ups come through its notifications",
+  async () => {
+    await using tmp = await tmpDir();
+    await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
+    const names = Array.from({ length: 11 }, (_, i) => `agent-${i}`);
+    const { topicId, peers: [sender, ...waiters] } = await setup(bus, names);
+    const waiting = waiters.map((peer) => sync(bus, peer!, args(topicId, { waitSeconds: 30 })));
+    await until(() => bus.changes.waiting === 10, { what: "ten calls to wait" });
+    const store = bus.store;
+    const immediate = store.immediate.bind(store);
+    let writes = 0;
+    store.immediate = (fn, options) => {
+      writes++;
+      return immediate(fn, options);
+    };
+    await sync(bus, sender!, args(topicId, { outbox: [{ content_markdown: "to all" }] }));
+    const got = await Promise.all(waiting);
+    for (const result of got) assert.equal(result.received[0]?.content_markdown, "to all");
+    // The send with eight followers, then the two others' own rounds (together or apart).
+    assert.ok(writes >= 2 && writes <= 3, `${writes} write transactions`);
+  },
+);
+
 Deno.test("sync() times out with status timeout and stops at once when aborted", async () => {
   await using tmp = await tmpDir();
   await using bus = openTestBus(`${tmp.path}/bus.sqlite`);
