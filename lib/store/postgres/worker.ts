@@ -174,7 +174,10 @@ function answer(buffer: SharedArrayBuffer, seq: number, response: WireResponse):
     });
   }
   const state = slots(buffer);
-  Atomics.store(state, RESPONSE_SEQ, seq);
+  // The request is taken before the answer shows: the caller may post its next request the moment
+  // it sees the answer, and clearing the state after that erased the new request's flag, which
+  // left it unseen until the caller gave this worker up (12 s) and asked a new one.
   Atomics.store(state, STATE, 0);
+  Atomics.store(state, RESPONSE_SEQ, seq);
   Atomics.notify(state, RESPONSE_SEQ);
 }
