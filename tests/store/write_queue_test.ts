@@ -2,7 +2,8 @@
  * Tests of the writers' line (`lib/store/write_queue.ts`): writers of one
  * process take turns in the order they asked, a turn held in another
  * process makes writers wait (and `DB_BUSY` past the timeout, without
- * blocking the writers after it), and the line spans real processes.
+ * blocking the writers after it), a turn nobody holds is taken at once,
+ * and the line spans real processes.
  */
 
 import assert from "node:assert/strict";
@@ -27,6 +28,32 @@ Deno.test("writers of one process take their turns in the order they asked", asy
     assert.deepEqual(order, [1, -1, 2, -2, 3, -3, 4, -4]);
   } finally {
     queue.close();
+  }
+});
+
+Deno.test("a turn nobody holds is taken at once, without waiting on the event loop", async () => {
+  await using tmp = await tmpDir();
+  const lockPath = `${tmp.path}/bus.sqlite-lock`;
+  const queue = new WriteQueue(lockPath);
+  const other = new WriteQueue(lockPath); // its own open file: another process, for flock
+  try {
+    for (let round = 0; round < 3; round++) {
+      let leave: (() => void) | undefined;
+      void queue.turn(1000).then((given) => leave = given);
+      // A blocking flock is answered by a thread of the runtime, on a later turn of the event loop.
+      await Promise.resolve();
+      assert.ok(leave, "the free turn was taken within the microtasks of the call");
+      leave();
+    }
+    // Released each time: another process takes it without waiting either.
+    let otherLeave: (() => void) | undefined;
+    void other.turn(1000).then((given) => otherLeave = given);
+    await Promise.resolve();
+    assert.ok(otherLeave);
+    otherLeave();
+  } finally {
+    queue.close();
+    other.close();
   }
 });
 
