@@ -693,6 +693,13 @@ var HOOK_PATH = [
   "hook.bundle.js"
 ].reduce((path, name) => `${path}${SEPARATOR}${name}`, CHECKOUT);
 var ENTRY_PATH = `${CHECKOUT}${SEPARATOR}lib${SEPARATOR}entry.bundle.js`;
+function hookConfigFlags() {
+  return [
+    "--no-config",
+    `--import-map=${CHECKOUT}${SEPARATOR}deno.json`,
+    ...deno_default.unstable.map((feature) => `--unstable-${feature}`)
+  ];
+}
 function launchFor(options) {
   const role = options.role ?? "entry";
   const env = {
@@ -759,8 +766,11 @@ function launchFor(options) {
       "ps"
     ] : []
   ];
+  const [run, ...serveFlags] = flags;
   const args = [
-    ...flags,
+    run,
+    ...role === "hook" ? hookConfigFlags() : [],
+    ...serveFlags,
     ...cached,
     ...runs.length > 0 ? [
       `--allow-run=${runs.join(",")}`

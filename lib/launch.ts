@@ -128,6 +128,24 @@ export function scriptOf(args: string[]): string | undefined {
   );
 }
 
+/**
+ * What stands in for this checkout's `deno.json` on a hook's command line:
+ * its import map and unstable features, named, so that Deno neither looks
+ * for the file and reads it as a config nor reads its lock file (1–2 ms of
+ * a 22 ms hook run, `hyperfine`). The lock is not needed: what a hook can
+ * load names its packages at exact versions that depend on nothing
+ * (`tests/cli/bundles_test.ts` checks that). An entry keeps the config: a
+ * session the bus cannot serve loads the whole program, whose packages'
+ * own dependencies the lock pins.
+ */
+function hookConfigFlags(): string[] {
+  return [
+    "--no-config",
+    `--import-map=${CHECKOUT}${SEPARATOR}deno.json`,
+    ...denoJson.unstable.map((feature) => `--unstable-${feature}`),
+  ];
+}
+
 /** How a client starts this server. */
 export function launchFor(options: LaunchOptions): Launch {
   const role = options.role ?? "entry";
@@ -175,8 +193,11 @@ export function launchFor(options: LaunchOptions): Launch {
     ...role === "entry" && busDir ? [options.execPath] : [],
     ...readsProcesses ? ["ps"] : [],
   ];
+  const [run, ...serveFlags] = flags;
   const args = [
-    ...flags,
+    run!,
+    ...role === "hook" ? hookConfigFlags() : [],
+    ...serveFlags,
     ...cached,
     ...runs.length > 0 ? [`--allow-run=${runs.join(",")}`] : [],
     entry,

@@ -5,7 +5,8 @@
  * module: a run loads nothing else unless it needs more than its common
  * path (the hook's answer over the database, the entry's whole program),
  * which each names by URL, not in a literal `import()` (Deno reads those,
- * and everything they import, before the first line runs).
+ * and everything they import, before the first line runs). What a hook can
+ * load needs no lock file: the packages it reaches depend on nothing.
  *
  * @module
  */
@@ -14,6 +15,8 @@ import assert from "node:assert/strict";
 import { type Bundle, BUNDLES, writeBundle } from "../../scripts/bundle.ts";
 import { ENTRY_PATH, HOOK_PATH } from "../../lib/launch.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
+
+const POSTGRES_WORKER = new URL("../../lib/store/postgres/worker.ts", import.meta.url).pathname;
 
 /** The committed `bundle` as it is, after checking that the sources still bundle to it. */
 async function freshBundle(bundle: Bundle): Promise<string> {
@@ -49,4 +52,33 @@ Deno.test("the committed entry bundle is what entry.ts bundles to, and what clie
   // It imports nothing by name: the whole program only when it is needed, from this checkout.
   assert.deepEqual(importsOf(committed), []);
   assert.match(committed, /new URL\("lib\/cli\/mod\.ts", CHECKOUT_URL\)/);
+});
+
+/** The npm packages the module graph of `path` reaches, and what each depends on. */
+async function packagesOf(path: string): Promise<Map<string, string[]>> {
+  const { stdout } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", path],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const info = JSON.parse(new TextDecoder().decode(stdout)) as {
+    modules: { kind?: string; npmPackage?: string }[];
+    npmPackages: Record<string, { dependencies: string[] }>;
+  };
+  const reached = info.modules.flatMap((module) => module.npmPackage ? [module.npmPackage] : []);
+  return new Map(reached.map((name) => [name, info.npmPackages[name]!.dependencies]));
+}
+
+Deno.test("what a hook run can load reaches only packages that depend on nothing (no lock needed)", async () => {
+  // The hook, its answer over the database, and the PostgreSQL worker that answer may start.
+  const graphs = [HOOK_PATH, new URL("./here.ts", BUNDLES.hook.out).pathname, POSTGRES_WORKER];
+  const reached = new Map<string, string[]>();
+  for (const path of graphs) {
+    for (const [name, deps] of await packagesOf(path)) reached.set(name, deps);
+  }
+  assert.ok(
+    [...reached.keys()].some((name) => name.startsWith("postgres@")),
+    [...reached.keys()].join(),
+  );
+  for (const [name, deps] of reached) assert.deepEqual(deps, [], `${name} depends on ${deps}`);
 });
