@@ -269,8 +269,10 @@ export class SqliteStore implements Store {
   /** Run the pending writes, a group at a time, until none is left. */
   async #writeAll(): Promise<void> {
     this.#writing = true;
+    // After a group, the next asks for its turn the ordinary way (see `WriteQueue.turn`).
+    let again = false;
     try {
-      for (;;) {
+      for (;; again = true) {
         const now = performance.now();
         for (const write of this.#pending.filter((write) => write.deadline <= now)) {
           this.#giveUp(write);
@@ -286,7 +288,7 @@ export class SqliteStore implements Store {
         this.#turnDeadline = deadline;
         let leave: Leave;
         try {
-          leave = await this.#queue.turn(deadline - now);
+          leave = await this.#queue.turn(deadline - now, { again });
         } catch {
           continue; // (each write's own wait ran out meanwhile)
         } finally {

@@ -44,12 +44,15 @@ export class WriteQueue {
    * waits for the turn and no other process holds the lock, the turn is
    * taken at once (a non-blocking `flock`), without a trip through the
    * runtime's blocking threads or a timer: the usual case of a quiet bus.
+   * Not `again`, though (this process has just given the turn up and writes
+   * once more, as a busy bus does): a writer of another process that the
+   * release woke would then be passed before it could run, every time.
    *
    * @returns the function that gives the turn to the next writer
    * @throws {BusError} `DB_BUSY` when the turn does not come within `timeoutMs`
    */
-  turn(timeoutMs: number): Promise<Leave> {
-    if (this.#inLine === 0) {
+  turn(timeoutMs: number, { again = false }: { again?: boolean } = {}): Promise<Leave> {
+    if (this.#inLine === 0 && !again) {
       const file = this.#tryLock();
       if (file !== HELD_ELSEWHERE) return Promise.resolve(this.#enter()(file));
     }
