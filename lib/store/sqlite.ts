@@ -382,11 +382,17 @@ export class SqliteStore implements Store {
     }
     // The followers first: each was woken by this commit, and answers sooner than its writer.
     for (const { follower, value } of followed) follower.done(value);
-    group.forEach((write, i) => {
-      const outcome = outcomes[i]!;
-      if ("error" in outcome) write.reject(this.#fail(outcome.error));
-      else write.resolve(outcome.value);
-    });
+    const settle = () =>
+      group.forEach((write, i) => {
+        const outcome = outcomes[i]!;
+        if ("error" in outcome) write.reject(this.#fail(outcome.error));
+        else write.resolve(outcome.value);
+      });
+    // Settled in the same turn, the writers' continuations would take turns with the followers'
+    // at every `await` on the way to their answers (about 40 µs more per delivery in ping-pong);
+    // after an immediate, every follower's answer has been written first.
+    if (followed.length > 0) setImmediate(settle);
+    else settle();
   }
 
   /**

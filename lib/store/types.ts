@@ -120,7 +120,11 @@ export interface Store {
 export interface FollowingWrite {
   /** Runs inside the transaction, after the write it follows; undefined: nothing to tell. */
   run(): unknown;
-  /** What `run` returned, once the transaction committed. */
+  /**
+   * What `run` returned, once the transaction committed. Its writer hears in
+   * a later turn of the event loop: what `done` sets off without waiting on
+   * I/O (answering a waiting call) runs to its end first.
+   */
   done(value: unknown): void;
 }
 

@@ -158,6 +158,32 @@ Deno.test("a lone write to a topic takes its followers into its transaction, and
   });
 });
 
+Deno.test("a follower's answer runs to its end before its writer hears", async () => {
+  await withStore(async (store) => {
+    const heard: string[] = [];
+    store.setFollowers!(() => [{
+      run: () => "read",
+      // An answer on its way out: many awaits, none of them on I/O (a waiting call's result
+      // passing through the tool and the protocol layers).
+      done: async () => {
+        for (let i = 0; i < 50; i++) await Promise.resolve();
+        heard.push("follower answered");
+      },
+    }]);
+    await store.immediate(() => insert(store, 1), { topics: ["a"] }).then(() => {
+      heard.push("writer heard");
+    });
+    assert.deepEqual(heard, ["follower answered", "writer heard"]);
+    // Without followers, the writer hears in the turn its write committed in.
+    const order: string[] = [];
+    setImmediate(() => order.push("next turn"));
+    await store.immediate(() => insert(store, 2)).then(() => order.push("writer"));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(order, ["writer", "next turn"]);
+    assert.deepEqual(rows(store), [1, 2]);
+  });
+});
+
 Deno.test("a follower that throws is undone alone; a write that throws or commits in a group takes none", async () => {
   await withStore(async (store, dbPath) => {
     const told: unknown[] = [];
