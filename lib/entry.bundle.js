@@ -700,6 +700,7 @@ function hookConfigFlags() {
     ...deno_default.unstable.map((feature) => `--unstable-${feature}`)
   ];
 }
+var HOOK_V8_FLAGS = "--v8-flags=--no-lazy";
 function launchFor(options) {
   const role = options.role ?? "entry";
   const env = {
@@ -769,7 +770,10 @@ function launchFor(options) {
   const [run, ...serveFlags] = flags;
   const args = [
     run,
-    ...role === "hook" ? hookConfigFlags() : [],
+    ...role === "hook" ? [
+      ...hookConfigFlags(),
+      HOOK_V8_FLAGS
+    ] : [],
     ...serveFlags,
     ...cached,
     ...runs.length > 0 ? [

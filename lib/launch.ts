@@ -146,6 +146,15 @@ function hookConfigFlags(): string[] {
   ];
 }
 
+/**
+ * A hook runs one small bundle from start to exit: `--no-lazy` compiles all
+ * of it up front, so that Deno's code cache holds every function; lazily,
+ * V8 compiles each one the first time it runs, at every run (a hook run
+ * 23.5 → 22.2–22.8 ms mean, `hyperfine`). Not for an entry: a session it
+ * serves itself loads the whole program, which would take 4 MB more.
+ */
+const HOOK_V8_FLAGS = "--v8-flags=--no-lazy";
+
 /** How a client starts this server. */
 export function launchFor(options: LaunchOptions): Launch {
   const role = options.role ?? "entry";
@@ -196,7 +205,7 @@ export function launchFor(options: LaunchOptions): Launch {
   const [run, ...serveFlags] = flags;
   const args = [
     run!,
-    ...role === "hook" ? hookConfigFlags() : [],
+    ...role === "hook" ? [...hookConfigFlags(), HOOK_V8_FLAGS] : [],
     ...serveFlags,
     ...cached,
     ...runs.length > 0 ? [`--allow-run=${runs.join(",")}`] : [],

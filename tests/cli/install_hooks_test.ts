@@ -179,6 +179,22 @@ Deno.test("an installed entry and its hooks start offline from a HOME with an em
   assert.equal(result.stderr, "");
 });
 
+Deno.test("a hook from source compiles its bundle whole; an entry and a server compile lazily", () => {
+  const lazyOf = (role: "hook" | "entry" | "standalone" | "bus") =>
+    !launchFor({
+      execPath: Deno.execPath(),
+      dbPath: "/home/u/bus.sqlite",
+      args: [],
+      env: { HOME: "/home/u" },
+      role,
+    }).args.includes("--v8-flags=--no-lazy");
+  assert.equal(lazyOf("hook"), false);
+  // (A session an entry serves itself loads the whole program: eagerly, 4 MB more.)
+  for (const role of ["entry", "standalone", "bus"] as const) {
+    assert.equal(lazyOf(role), true, role);
+  }
+});
+
 Deno.test("for a PostgreSQL URL, a standalone entry may read ~/.pgpass but writes nowhere", () => {
   const launch = launchFor({
     execPath: Deno.execPath(),
