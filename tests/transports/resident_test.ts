@@ -70,7 +70,7 @@ Deno.test({
       const findings = JSON.parse(doctor.stdout).findings as { check: string; detail: string }[];
       assert.match(
         findings.find((f) => f.check === "Resident bus")?.detail ?? "",
-        new RegExp(`^pid ${bus.pid}, agent-bus .*, 16 session\\(s\\)`),
+        new RegExp(`^pid ${bus.pid}, agent-bus .*, 16 sessions`),
       );
 
       const [a, b] = peers as [typeof peers[0], typeof peers[0]];

@@ -113,7 +113,7 @@ Deno.test("a client by URL and an entry's client are agents of one resident bus,
     const shown = await cli(["bus", "status"], { AGENT_BUS_DB: db, ...env });
     assert.match(
       shown.stdout,
-      new RegExp(`url ${bus.url.replaceAll(".", "\\.")} \\(1 sessions\\)`),
+      new RegExp(`url ${bus.url.replaceAll(".", "\\.")} \\(1 session\\)`),
     );
   } finally {
     await cli(["bus", "stop"], { AGENT_BUS_DB: db, ...env });

@@ -25,6 +25,7 @@ import { tokenPath } from "../../transports/resident/token.ts";
 import { loadConfig } from "../../config.ts";
 import { type CliContext, defineCommand, intOption, UsageError } from "../command.ts";
 import { chooseSession } from "./serve.ts";
+import { counted } from "../format.ts";
 
 const USAGE = `Usage: agent-bus bus <command> [--port N] [--json]
 
@@ -91,10 +92,15 @@ export const busCommand = defineCommand({
     const bus = answer.bus;
     if (values.json) ctx.print.out(JSON.stringify({ running: what === "status", ...bus }));
     else if (what === "stop") {
-      ctx.print.out(`Stopped the resident bus (pid ${bus.pid}, ${bus.sessions} sessions)`);
+      ctx.print.out(
+        `Stopped the resident bus (pid ${bus.pid}, ${counted(bus.sessions, "session")})`,
+      );
     } else {
       ctx.print.out(
-        `Resident bus: pid ${bus.pid}, agent-bus ${bus.version}, ${bus.sessions} sessions, since ${bus.started_at}\n` +
+        `Resident bus: pid ${bus.pid}, agent-bus ${bus.version}, ${
+          counted(bus.sessions, "session")
+        }, ` +
+          `since ${bus.started_at}\n` +
           `  database ${bus.db}\n  socket ${bus.socket}${urlLine(bus)}`,
       );
     }
@@ -139,7 +145,7 @@ async function start(
 
 /** The status's line about its URL, if it serves one. */
 function urlLine(bus: BusStatus): string {
-  return bus.url === null ? "" : `\n  url ${bus.url} (${bus.http_sessions} sessions)`;
+  return bus.url === null ? "" : `\n  url ${bus.url} (${counted(bus.http_sessions, "session")})`;
 }
 
 /** A session's choice, read with the entry's own settings (its agent name, its role). */

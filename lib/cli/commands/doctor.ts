@@ -22,7 +22,7 @@ import { EmbeddingsClient } from "../../search/embeddings.ts";
 import { redactUrl, urlScheme } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 import { type CliContext, type Command, defineCommand, UsageError } from "../command.ts";
-import { bytes } from "../format.ts";
+import { bytes, counted } from "../format.ts";
 import { CLIENT_IDS, CLIENTS, launchOf, remoteOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
 import { codexHookStatus, untrusted } from "../install/codex_trust.ts";
@@ -111,9 +111,9 @@ async function checkResidentBus(ctx: CliContext): Promise<Finding> {
   return {
     check,
     status: older ? "warn" : "ok",
-    detail:
-      `pid ${bus.pid}, agent-bus ${bus.version}, ${bus.sessions} session(s), since ${bus.started_at}` +
-      (bus.url === null ? "" : `, serving ${bus.url} (${bus.http_sessions} session(s))`),
+    detail: `pid ${bus.pid}, agent-bus ${bus.version}, ${counted(bus.sessions, "session")}, ` +
+      `since ${bus.started_at}` +
+      (bus.url === null ? "" : `, serving ${bus.url} (${counted(bus.http_sessions, "session")})`),
     ...(older
       ? { fix: "agent-bus bus stop (its sessions end; the next entry starts this version's bus)" }
       : {}),
