@@ -82,7 +82,6 @@ function runFollowers(
   return followed;
 }
 
-/** Naps (ms) between the first attempts to take the write lock, spent blocking. */
 /**
  * `sql` with each `LIMIT ?` (or `LIMIT ?N`) written `LIMIT +?`. SQLite lets
  * the query planner read a `LIMIT` that is a bare parameter, and so marks
@@ -95,6 +94,7 @@ export function limitsAsExpressions(sql: string): string {
   return sql.replaceAll(/\bLIMIT \?/g, "LIMIT +?");
 }
 
+/** Naps (ms) between the first attempts to take the write lock, spent blocking. */
 const LOCK_NAPS_MS = [
   0.05,
   0.1,

@@ -90,17 +90,13 @@ export const busCommand = defineCommand({
     }
     if (!answer.ok) throw new Error(answer.error);
     const bus = answer.bus;
+    const sessions = counted(bus.sessions, "session");
     if (values.json) ctx.print.out(JSON.stringify({ running: what === "status", ...bus }));
     else if (what === "stop") {
-      ctx.print.out(
-        `Stopped the resident bus (pid ${bus.pid}, ${counted(bus.sessions, "session")})`,
-      );
+      ctx.print.out(`Stopped the resident bus (pid ${bus.pid}, ${sessions})`);
     } else {
       ctx.print.out(
-        `Resident bus: pid ${bus.pid}, agent-bus ${bus.version}, ${
-          counted(bus.sessions, "session")
-        }, ` +
-          `since ${bus.started_at}\n` +
+        `Resident bus: pid ${bus.pid}, agent-bus ${bus.version}, ${sessions}, since ${bus.started_at}\n` +
           `  database ${bus.db}\n  socket ${bus.socket}${urlLine(bus)}`,
       );
     }
