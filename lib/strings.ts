@@ -93,3 +93,8 @@ export function fnv1a64(text: string): string {
   }
   return hash.toString(16).padStart(16, "0");
 }
+
+/** `n` and what it counts: "1 session", "3 sessions", "2 reserved names". */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

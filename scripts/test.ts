@@ -23,6 +23,7 @@
 
 import { postgresBin, startPostgres } from "../tests/_helpers/postgres.ts";
 import { TEST_BUS_IDLE } from "../tests/_helpers/peer.ts";
+import { counted } from "../lib/strings.ts";
 
 /** Directories whose tests run against PostgreSQL too. */
 const ON_BOTH_STORES = [
@@ -109,7 +110,9 @@ function startLoad(count: number): Deno.ChildProcess[] {
       }).spawn(),
     );
   }
-  if (count > 0) say(`== ${count} busy process(es) running beside the suite`);
+  if (count > 0) {
+    say(`== ${counted(count, "busy process", "busy processes")} running beside the suite`);
+  }
   return spinners;
 }
 

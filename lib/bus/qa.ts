@@ -15,6 +15,7 @@
  */
 
 import { countWithinBudget } from "../budget.ts";
+import { counted } from "../strings.ts";
 import { BusError, invalidArgument, type Warning } from "../errors.ts";
 import {
   answerQuestion,
@@ -235,7 +236,8 @@ export async function drainQuestions(
   if (fit < pending.length) {
     warnings.push({
       code: "RESULTS_TRUNCATED",
-      message: `${pending.length - fit} more pending question(s) left out to keep this result ` +
+      message:
+        `${counted(pending.length - fit, "more pending question")} left out to keep this result ` +
         `within ${budget} bytes; answer these and drain again`,
       context: { returned: fit, left_out: pending.length - fit },
     });

@@ -127,11 +127,6 @@ export function ago(unixSeconds: number | null, now = Date.now() / 1000): string
   return `${Math.floor(seconds / 86_400)}d ago`;
 }
 
-/** `n` and what it counts: "1 session", "3 sessions". */
-export function counted(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
 /** A byte count for people: 512 B, 1.5 KiB, 20.3 MiB. */
 export function bytes(count: number): string {
   if (count < 1024) return `${count} B`;

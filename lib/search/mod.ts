@@ -20,6 +20,7 @@
  */
 
 import { countWithinBudget } from "../budget.ts";
+import { counted } from "../strings.ts";
 import type { ResolvedConfig } from "../config.ts";
 import { invalidArgument, type Warning } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -289,7 +290,7 @@ export class SearchEngine {
     if (fit === top.length) return top;
     warnings.push({
       code: "RESULTS_TRUNCATED",
-      message: `${top.length - fit} more result(s) left out to keep this result within ` +
+      message: `${counted(top.length - fit, "more result")} left out to keep this result within ` +
         `${budget} bytes; search again with a smaller limit, narrower filters or ` +
         `include_content=false`,
       context: { returned: fit, left_out: top.length - fit },
@@ -364,8 +365,9 @@ export class SearchEngine {
     if (backlog > 0) {
       warnings.push({
         code: "semantic_partial",
-        message: `The semantic index is still being built: ${backlog} message(s) are not ` +
-          `searchable by meaning yet`,
+        message: `The semantic index is still being built: ${counted(backlog, "message")} ${
+          backlog === 1 ? "is" : "are"
+        } not searchable by meaning yet`,
         context: { model, backlog, indexed_chunks: index.size },
       });
     }

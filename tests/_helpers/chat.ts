@@ -146,7 +146,7 @@ export function unpackBlocks(raw: CallToolResult): Waited {
   let skippedText: string | undefined;
   for (const block of blocks.slice(1)) {
     const header = block.type === "text" ? /^\[(\d+)\] /.exec(block.text!) : null;
-    if (messages.length === 0 && block.text?.includes("earlier message(s)")) {
+    if (messages.length === 0 && /^\[\d+ earlier messages?, seq /.test(block.text ?? "")) {
       skippedText = block.text;
     } else if (header) {
       messages.push({ header: block.text!, seq: Number(header[1]), content: "", images: [] });

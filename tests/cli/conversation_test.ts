@@ -185,7 +185,7 @@ Deno.test("export writes Markdown or JSON, whole or after a seq, to stdout or a 
     env,
   );
   assert.equal(written.code, 0, written.stderr);
-  assert.match(written.stderr, /Exported 1 message\(s\)/);
+  assert.match(written.stderr, /Exported 1 message to /);
   const json = JSON.parse(await Deno.readTextFile(file));
   assert.equal(json.topic_id, topicId);
   assert.equal(json.topic_name, "room");

@@ -49,7 +49,7 @@ sqliteTest(
       /✔ Claude Code\s+user: "agent-bus" → .*; initialize answered \d+ ms after start/,
     );
     assert.match(out, /· Clients\s+not configured: codex, gemini, cursor, opencode, vscode/);
-    assert.match(out, /0 problem\(s\), 0 warning\(s\)$/m);
+    assert.match(out, /0 problems, 0 warnings$/m);
   },
 );
 
@@ -149,7 +149,7 @@ sqliteTest(
       out,
       /⚠ Privacy\s+other users of this machine can read what agents said: .*foreign\.sqlite is 0644\n\s+fix: chmod 600 /,
     );
-    assert.match(out, /2 problem\(s\), 3 warning\(s\)/);
+    assert.match(out, /2 problems, 3 warnings/);
     assert.deepEqual(await Deno.readFile(dbPath), before, "doctor changed nothing");
 
     const json = JSON.parse((await cli(["doctor", "--json"], env)).stdout);

@@ -157,7 +157,7 @@ sqliteTest(
     assert.equal(applied.code, 0, applied.stderr);
     assert.match(
       applied.stdout,
-      /Applied 10 migration\(s\).*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting.*\n {2}7\. find mail by sender.*\n {2}8\. the AgentChatBus dialect.*\n {2}9\. who each MCP session is.*\n {2}10\. the full-text index.*\n {2}11\. agents that lost a race.*\n {2}12\. what changed besides messages.*\n {2}13\. session records of dead servers expire/,
+      /Applied 10 migrations.*\n {2}4\. direct mail.*\n {2}5\. teacher\/student.*\n {2}6\. who is waiting.*\n {2}7\. find mail by sender.*\n {2}8\. the AgentChatBus dialect.*\n {2}9\. who each MCP session is.*\n {2}10\. the full-text index.*\n {2}11\. agents that lost a race.*\n {2}12\. what changed besides messages.*\n {2}13\. session records of dead servers expire/,
     );
     assert.match((await cli(["db", "migrate"], env)).stdout, /up to date \(level 13\)/);
     await using peer = await startPeer({ dbPath });
@@ -194,7 +194,7 @@ Deno.test("db reindex embeds the backlog through the endpoint, and says so when 
     AGENT_BUS_EMBEDDINGS_URL: "http://127.0.0.1:9",
   });
   assert.equal(down.code, 1);
-  assert.match(down.stderr, /Stopped with 30 message\(s\) left/);
+  assert.match(down.stderr, /Stopped with 30 messages left/);
   await using embed = startFakeEmbedServer();
   const env = {
     AGENT_BUS_DB: dbPath,

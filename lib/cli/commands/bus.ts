@@ -25,7 +25,7 @@ import { tokenPath } from "../../transports/resident/token.ts";
 import { loadConfig } from "../../config.ts";
 import { type CliContext, defineCommand, intOption, UsageError } from "../command.ts";
 import { chooseSession } from "./serve.ts";
-import { counted } from "../format.ts";
+import { counted } from "../../strings.ts";
 
 const USAGE = `Usage: agent-bus bus <command> [--port N] [--json]
 

@@ -18,6 +18,7 @@ import {
   UsageError,
 } from "../command.ts";
 import { bytes } from "../format.ts";
+import { counted } from "../../strings.ts";
 import { startProgress } from "../progress.ts";
 
 const USAGE = `Usage: agent-bus db <command> [options]
@@ -126,9 +127,13 @@ async function stats(ctx: CliContext, json: boolean): Promise<number> {
     `Messages  ${counts.messages}`,
     `Questions ${counts.questions.pending} pending, ${counts.questions.answered} answered, ${counts.questions.cancelled} cancelled`,
     `Mail      ${counts.mail.unread} unread of ${counts.mail.total}`,
-    `Search    ${counts.search_backlog} message(s) waiting for the full-text index; semantic index ` +
+    `Search    ${
+      counted(counts.search_backlog, "message")
+    } waiting for the full-text index; semantic index ` +
     `(${index.model}): ${index.indexed} indexed, ${index.backlog} waiting, ${index.failed} failed; ` +
-    `${counts.vectors.chunks} vector chunk(s) for ${counts.vectors.models} model(s)`,
+    `${counted(counts.vectors.chunks, "vector chunk")} for ${
+      counted(counts.vectors.models, "model")
+    }`,
   ].join("\n"));
   return 0;
 }
@@ -193,7 +198,9 @@ async function migrate(
   }
   const verb = options.dryRun ? "Would apply" : "Applied";
   ctx.print.out(
-    `${verb} ${pending.length} migration(s) to ${path}${before ? "" : " (a new database)"}:`,
+    `${verb} ${counted(pending.length, "migration")} to ${path}${
+      before ? "" : " (a new database)"
+    }:`,
   );
   for (const step of pending) ctx.print.out(`  ${step.version}. ${step.description}`);
   return 0;
@@ -217,7 +224,7 @@ async function reindex(ctx: CliContext): Promise<number> {
   const end = search.status();
   if (end.backlog > 0 && end.state !== "idle") {
     ctx.print.err(
-      `Stopped with ${end.backlog} message(s) left: ${end.state}` +
+      `Stopped with ${counted(end.backlog, "message")} left: ${end.state}` +
         (end.endpoint.error ? ` (${end.endpoint.error})` : "") +
         `. The endpoint is ${end.endpoint.url}; see \`agent-bus doctor\`.`,
     );
@@ -257,8 +264,10 @@ async function copyCommand(ctx: CliContext, from: string, to: string): Promise<n
   const messages = tables.find((t) => t.table === "messages")?.target ?? 0;
   const topics = tables.find((t) => t.table === "topics")?.target ?? 0;
   ctx.print.out(
-    `Copied ${redactUrl(source!)} → ${redactUrl(target!)}: ${topics} topic(s), ` +
-      `${messages} message(s), ${rows} row(s) in ${tables.length} tables; every count matches.`,
+    `Copied ${redactUrl(source!)} → ${redactUrl(target!)}: ${counted(topics, "topic")}, ` +
+      `${counted(messages, "message")}, ${counted(rows, "row")} in ${
+        counted(tables.length, "table")
+      }; every count matches.`,
   );
   return 0;
 }
@@ -293,7 +302,7 @@ async function importCommand(ctx: CliContext, file: string, asJson: boolean): Pr
   ctx.print.out(
     [
       `Imported ${path} into ${redactUrl(ctx.config.dbPath)}; every message of its ` +
-      `${report.threads.found} thread(s) is in the bus (counted again, thread by thread).`,
+      `${counted(report.threads.found, "thread")} is in the bus (counted again, thread by thread).`,
       line("threads", report.threads),
       line("messages", report.messages),
       line("agents", report.agents),
@@ -333,11 +342,11 @@ function wipe(ctx: CliContext, yes: boolean): number {
     busyTimeoutMs: ctx.config.busyTimeoutMs,
     log: ctx.log,
   });
-  const what = isPostgresUrl(ctx.config.dbPath) ? "table(s) dropped" : "file(s) removed";
+  const what = isPostgresUrl(ctx.config.dbPath) ? ["table", "dropped"] : ["file", "removed"];
   ctx.print.out(
     removed.length === 0
       ? `No database at "${path}"; nothing to wipe.`
-      : `Wiped "${path}" (${removed.length} ${what}).`,
+      : `Wiped "${path}" (${counted(removed.length, what[0]!)} ${what[1]}).`,
   );
   return 0;
 }

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { directoryOf } from "../../strings.ts";
+import { counted, directoryOf } from "../../strings.ts";
 import {
   inspectDatabaseFile,
   isPostgresUrl,
@@ -22,7 +22,7 @@ import { EmbeddingsClient } from "../../search/embeddings.ts";
 import { redactUrl, urlScheme } from "../../config.ts";
 import { PACKAGE_VERSION } from "../../version.ts";
 import { type CliContext, type Command, defineCommand, UsageError } from "../command.ts";
-import { bytes, counted } from "../format.ts";
+import { bytes } from "../format.ts";
 import { CLIENT_IDS, CLIENTS, launchOf, remoteOf, type Scope } from "../install/clients.ts";
 import { readJsonConfig, readTomlConfig } from "../install/config_edit.ts";
 import { codexHookStatus, untrusted } from "../install/codex_trust.ts";
@@ -87,7 +87,7 @@ export const doctorCommand: Command = defineCommand({
       ctx.print.out(`${mark[f.status]} ${f.check.padEnd(width)}  ${f.detail}`);
       if (f.fix) ctx.print.out(`  ${" ".repeat(width)}  ${style.dim("fix:")} ${f.fix}`);
     }
-    ctx.print.out(`${failed} problem(s), ${warned} warning(s)`);
+    ctx.print.out(`${counted(failed, "problem")}, ${counted(warned, "warning")}`);
     return failed ? 1 : 0;
   },
 });
@@ -316,8 +316,9 @@ function schemaFindings(facts: DatabaseFacts): Finding[] {
         : {
           check: "Schema",
           status: "info",
-          detail:
-            `Agent Bus v6, our tables at level ${current}; ${pending.length} migration(s) to apply`,
+          detail: `Agent Bus v6, our tables at level ${current}; ${
+            counted(pending.length, "migration")
+          } to apply`,
           fix: "`agent-bus db migrate` (or start any server: it migrates on open; data is kept)",
         },
     );

@@ -19,6 +19,7 @@ import {
   userPath,
 } from "../command.ts";
 import { startProgress } from "../progress.ts";
+import { counted } from "../../strings.ts";
 
 const USAGE = `Usage: agent-bus export TOPIC [--format markdown|json] [-o FILE] [--after-seq N]
 
@@ -60,7 +61,7 @@ export const exportCommand: Command = defineCommand({
       const temp = `${file}.tmp-${Deno.pid}`;
       await Deno.writeTextFile(temp, text.endsWith("\n") ? text : `${text}\n`);
       await Deno.rename(temp, file);
-      ctx.print.err(`Exported ${messages.length} message(s) to ${values.output}`);
+      ctx.print.err(`Exported ${counted(messages.length, "message")} to ${values.output}`);
     } else {
       ctx.print.out(text);
     }

@@ -26,6 +26,7 @@ import {
   UsageError,
 } from "../command.ts";
 import { ago, table } from "../format.ts";
+import { counted } from "../../strings.ts";
 import { renderMessageLines } from "../render.ts";
 
 const USAGE = `Usage: agent-bus topics <command> [options]
@@ -180,8 +181,13 @@ async function remove(
   if (options.json) ctx.print.json({ topic_id: topic.topic_id, name: topic.name, deleted });
   else {
     ctx.print.out(
-      `Deleted topic "${topic.name}" (${topic.topic_id}): ${deleted.messages} message(s), ` +
-        `${deleted.cursors} cursor(s), ${deleted.reservations} reserved name(s), ${deleted.questions} question(s)`,
+      `Deleted topic "${topic.name}" (${topic.topic_id}): ${
+        counted(deleted.messages, "message")
+      }, ` +
+        `${counted(deleted.cursors, "cursor")}, ${
+          counted(deleted.reservations, "reserved name")
+        }, ` +
+        `${counted(deleted.questions, "question")}`,
     );
   }
   return 0;

@@ -44,6 +44,7 @@ import {
 import { iso, type SyncContext } from "../../../bus/chat/wire.ts";
 import { MAX_QUERY_CHARS } from "../../../search/mod.ts";
 import { defineTool } from "../../define_tool.ts";
+import { counted } from "../../../strings.ts";
 import { jsonResult } from "./json.ts";
 
 /** `msg_post`. */
@@ -331,7 +332,9 @@ function syncBlock(sync: SyncContext): ContentBlock {
 
 /** The line that says which earlier messages a catching-up read left out, and how to read them. */
 function skippedText(skipped: SkippedMessages): string {
-  return `[${skipped.count} earlier message(s), seq ${skipped.from_seq}-${skipped.through_seq}, ` +
+  return `[${
+    counted(skipped.count, "earlier message")
+  }, seq ${skipped.from_seq}-${skipped.through_seq}, ` +
     `not shown to keep this result small; the newest follow and the sync context is current. ` +
     `Page the earlier ones with ${skipped.page_with}]`;
 }
