@@ -1520,8 +1520,58 @@ async function listening(child, ms) {
   }
 }
 
+// lib/cli/commands/serve_options.ts
+var SERVE_OPTION_TYPES = {
+  profile: {
+    type: "string"
+  },
+  role: {
+    type: "string"
+  },
+  agent: {
+    type: "string"
+  },
+  "server-name": {
+    type: "string"
+  },
+  "no-drain": {
+    type: "boolean"
+  },
+  push: {
+    type: "string"
+  },
+  resident: {
+    type: "boolean"
+  },
+  standalone: {
+    type: "boolean"
+  }
+};
+function unknownServeOption(args) {
+  const types = SERVE_OPTION_TYPES;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") return void 0;
+    if (!arg.startsWith("-") || arg === "-") continue;
+    if (!arg.startsWith("--")) {
+      if (arg !== "-h") return arg;
+      continue;
+    }
+    const equals = arg.indexOf("=");
+    const name = arg.slice(2, equals < 0 ? void 0 : equals);
+    if (name === "help") continue;
+    const option = Object.hasOwn(types, name) ? types[name] : void 0;
+    if (!option) return arg;
+    if (option.type === "string" && equals < 0) i++;
+  }
+  return void 0;
+}
+
 // lib/cli/attach.ts
 async function attachFirst(args, env, config, log, printError) {
+  if (unknownServeOption(args) !== void 0) return {
+    here: true
+  };
   if (args.includes("--standalone")) return {
     here: true
   };

@@ -14,7 +14,7 @@ import { BusError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { PACKAGE_VERSION, SPEC_VERSION } from "../version.ts";
 import { type CliContext, type Command, UsageError } from "./context.ts";
-import { SERVE_OPTIONS } from "./commands/serve_usage.ts";
+import { SERVE_OPTIONS_HELP } from "./commands/serve_options.ts";
 import { type CliIo, createPrinter, PROCESS_IO, ReaderGone } from "./format.ts";
 import { ConfigSyntaxError } from "./install/config_error.ts";
 
@@ -97,7 +97,7 @@ ${
   }
   hook       Run by a client as a hook: tells the agent what is unread (see install --hooks)
 
-${SERVE_OPTIONS}
+${SERVE_OPTIONS_HELP}
 
 Environment:
   AGENT_BUS_DB                  Database file (default ${DEFAULT_DB_PATH}; ":memory:" allowed)

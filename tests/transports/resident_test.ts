@@ -183,6 +183,27 @@ Deno.test({
   },
 });
 
+Deno.test("an option no serve has is refused by the process itself: exit 2, usage, and no bus started", async () => {
+  await using tmp = await tmpDir();
+  const db = `${tmp.path}/bus.sqlite`;
+  const env = { ...inheritedEnv(), AGENT_BUS_DB: storeLocation(db) };
+  for (const entry of [ENTRY_PATH, MAIN]) {
+    const result = await run(
+      Deno.execPath(),
+      ["run", "-A", entry, "--agent", "x", "--frobnicate"],
+      env,
+    );
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /Unknown option '--frobnicate'/);
+    assert.match(result.stderr, /Usage:/);
+  }
+  assert.equal(
+    (await busStatus(db)).running,
+    false,
+    "no bus was started for a serve that cannot run",
+  );
+});
+
 Deno.test({
   name: `another user cannot attach to the resident bus`,
   ignore: Deno.uid() !== 0,

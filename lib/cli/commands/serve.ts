@@ -11,6 +11,7 @@ import { type Profile, PROFILE_NAMES, profileNamed, ROLES } from "../../mcp/prof
 import type { SessionChoice } from "../../transports/resident/bus.ts";
 import { serveStdio } from "../../transports/stdio.ts";
 import { choiceOption, type CliContext, parseCommand, UsageError } from "../command.ts";
+import { SERVE_OPTION_TYPES } from "./serve_options.ts";
 
 const PUSH_MODES = ["resources", "claude-channel", "none"] as const satisfies readonly PushMode[];
 
@@ -40,16 +41,7 @@ export function chooseSession(
   args: string[],
   ctx: Pick<CliContext, "config" | "log">,
 ): SessionChoice {
-  const { values, positionals } = parseCommand(args, {
-    profile: { type: "string" },
-    role: { type: "string" },
-    agent: { type: "string" },
-    "server-name": { type: "string" },
-    "no-drain": { type: "boolean" },
-    push: { type: "string" },
-    resident: { type: "boolean" },
-    standalone: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommand(args, SERVE_OPTION_TYPES);
   if (positionals.length > 0) throw new UsageError(`Unknown command "${positionals[0]}"`);
   return {
     ...chooseProfile(values, ctx),
