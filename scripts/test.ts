@@ -8,9 +8,15 @@
  * (`tests/_helpers/postgres.ts`) and the store-independent suites again
  * with `AGENT_BUS_TEST_STORE=postgres`: every profile's contract, the
  * transports, the console, the CLI and search, each test on a database of
- * its own (a server per process: there is no resident bus on PostgreSQL
- * yet). Without PostgreSQL that run is skipped with a message saying so.
+ * its own. Without PostgreSQL that run is skipped with a message saying so.
  * Exits non-zero when any run fails.
+ *
+ * Every run has a home of its own (`HOME`, removed at the end), so that
+ * nothing the tests start reaches the user's `~/.agent_bus`: the default
+ * database, the socket and lock of a PostgreSQL database's resident bus,
+ * the hook record. The caches the tests use stay where they are, named
+ * explicitly: Deno's (`DENO_DIR`), the real clients' (`XDG_CACHE_HOME`)
+ * and npm's (`npm_config_cache`).
  *
  * Arguments are passed to both `deno test` runs (e.g. `--filter sync`).
  *
@@ -76,6 +82,28 @@ async function standaloneFiles(): Promise<string[]> {
 
 const base = ["test", "--allow-all", "--parallel"];
 
+/** The run's own home, and the caches of the user's that it keeps using. */
+async function runHome(): Promise<{ path: string; env: Record<string, string> }> {
+  const home = Deno.env.get("HOME") ?? "/tmp";
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const { denoDir } = JSON.parse(new TextDecoder().decode(info.stdout)) as { denoDir: string };
+  const path = await Deno.makeTempDir({ prefix: "agent-bus-test-home-" });
+  return {
+    path,
+    env: {
+      HOME: path,
+      DENO_DIR: denoDir,
+      XDG_CACHE_HOME: Deno.env.get("XDG_CACHE_HOME") ?? `${home}/.cache`,
+      npm_config_cache: Deno.env.get("npm_config_cache") ?? `${home}/.npm`,
+    },
+  };
+}
+const home = await runHome();
+
 function say(line: string): void {
   Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
 }
@@ -84,7 +112,7 @@ const extra = Deno.args;
 async function denoTest(args: string[], env: Record<string, string> = {}): Promise<boolean> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [...base, ...extra, ...args],
-    env: { ...TEST_BUS_IDLE, ...env },
+    env: { ...TEST_BUS_IDLE, ...home.env, ...env },
     stdin: "null",
   }).spawn();
   return (await child.status).success;
@@ -142,4 +170,5 @@ for (const spinner of load) {
   spinner.kill("SIGKILL");
   await spinner.status;
 }
+await Deno.remove(home.path, { recursive: true }).catch(() => {});
 Deno.exit(ok ? 0 : 1);
