@@ -226,7 +226,7 @@ Deno.test({
 
   const copied = await cli(["db", "copy", file, url]);
   assert.equal(copied.code, 0, copied.stderr);
-  assert.match(copied.stdout, /1 topic\(s\), 2 message\(s\).*every count matches/);
+  assert.match(copied.stdout, /1 topic, 2 messages, .*every count matches/);
   assert.doesNotMatch(copied.stdout + copied.stderr, /hunter2/);
   const again = await cli(["db", "copy", file, url]);
   assert.equal(again.code, 2, "a target that holds a bus is refused");
@@ -282,7 +282,7 @@ Deno.test({
   const back = `${tmp.path}/back.sqlite`;
   const returned = await cli(["db", "copy", url, back]);
   assert.equal(returned.code, 0, returned.stderr);
-  assert.match(returned.stdout, /1 topic\(s\), 3 message\(s\)/);
+  assert.match(returned.stdout, /1 topic, 3 messages,/);
   // SQLite's index rows share their messages' rowids again: search, edits and deletes find them.
   const copy = new DatabaseSync(back, { readOnly: true });
   const matched = copy.prepare(
@@ -296,7 +296,7 @@ Deno.test({
 
   const wiped = await cli(["db", "wipe", "--yes"], env);
   assert.equal(wiped.code, 0, wiped.stderr);
-  assert.match(wiped.stdout, /table\(s\) dropped/);
+  assert.match(wiped.stdout, /\d+ tables dropped/);
   const after = await cli(["db", "migrate", "--dry-run", "--json"], env);
   assert.equal(JSON.parse(after.stdout).from, 0, "no schema left");
 });
