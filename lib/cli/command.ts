@@ -83,6 +83,23 @@ export function choiceOption<const C extends readonly string[]>(
   return value;
 }
 
+/**
+ * The usage error of a command group (`topics`, `db`, …) given no command,
+ * or one it does not have; either way it names the ones it has.
+ */
+export function subcommandError(
+  group: string,
+  given: string | undefined,
+  commands: readonly string[],
+): UsageError {
+  const names = `${commands.slice(0, -1).join(", ")} or ${commands.at(-1)}`;
+  return new UsageError(
+    given === undefined
+      ? `${group} needs a command: ${names}`
+      : `Unknown ${group} command "${given}": it has ${names}`,
+  );
+}
+
 /** Open the database for a command (no background indexing); dispose to close it. */
 export function openCliRuntime(ctx: CliContext): Runtime {
   return openRuntime(ctx.config, { log: ctx.log, configWarnings: ctx.configWarnings });

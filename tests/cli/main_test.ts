@@ -58,6 +58,30 @@ Deno.test("agent-bus with an unknown option or command exits 2 with usage", asyn
   }
 });
 
+Deno.test("a command group given no command, or one it lacks, names the commands its usage lists", async () => {
+  await using tmp = await tmpDir();
+  const db = `${tmp.path}/never.sqlite`;
+  for (const group of ["topics", "mail", "db", "bus"]) {
+    const none = await cli([group], { AGENT_BUS_DB: db });
+    assert.equal(none.code, 2, group);
+    const named = new RegExp(
+      `^${group} needs a command: ([a-z-]+(?:, [a-z-]+)*) or ([a-z-]+)$`,
+      "m",
+    )
+      .exec(none.stderr);
+    assert.ok(named, `${group}: ${none.stderr}`);
+    const usage = (await cli([group, "--help"])).stdout;
+    for (const command of [...named[1]!.split(", "), named[2]!]) {
+      assert.match(usage, new RegExp(`^  ${command}\\b`, "m"), `${group} ${command}`);
+    }
+    const unknown = await cli([group, "frobnicate"], { AGENT_BUS_DB: db });
+    assert.equal(unknown.code, 2, group);
+    assert.match(unknown.stderr, new RegExp(`Unknown ${group} command "frobnicate": it has `));
+  }
+  const created = await Deno.stat(db).then(() => true, () => false);
+  assert.equal(created, false, "a mistyped command created no database");
+});
+
 Deno.test("every command has its own --help", async () => {
   for (
     const command of COMMANDS

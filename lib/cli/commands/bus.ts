@@ -23,7 +23,13 @@ import {
 } from "../../transports/resident/protocol.ts";
 import { tokenPath } from "../../transports/resident/token.ts";
 import { loadConfig } from "../../config.ts";
-import { type CliContext, defineCommand, intOption, UsageError } from "../command.ts";
+import {
+  type CliContext,
+  defineCommand,
+  intOption,
+  subcommandError,
+  UsageError,
+} from "../command.ts";
 import { chooseSession } from "./serve.ts";
 import { counted } from "../../strings.ts";
 
@@ -75,7 +81,7 @@ export const busCommand = defineCommand({
     }
     if (what === "start") return await start(ctx, address, port, values.json ?? false);
     if (what !== "status" && what !== "stop") {
-      throw new UsageError("Name a command: status, start, stop or run");
+      throw subcommandError("bus", what, ["status", "start", "stop", "run"]);
     }
     const conn = await connect(address.socket);
     // (A bus that dies as it is asked counts as none.)

@@ -15,11 +15,23 @@ import {
   type Command,
   defineCommand,
   openCliRuntime,
+  subcommandError,
   UsageError,
 } from "../command.ts";
 import { bytes } from "../format.ts";
 import { counted } from "../../strings.ts";
 import { startProgress } from "../progress.ts";
+
+/** The commands of `db`, as its usage lists them. */
+const DB_COMMANDS = [
+  "stats",
+  "vacuum",
+  "migrate",
+  "reindex",
+  "wipe",
+  "copy",
+  "import-agentchatbus",
+];
 
 const USAGE = `Usage: agent-bus db <command> [options]
 
@@ -57,7 +69,8 @@ export const dbCommand: Command = defineCommand({
       if (positionals.length !== 3) throw new UsageError("db copy needs FROM and TO");
       return await copyCommand(ctx, positionals[1]!, positionals[2]!);
     }
-    if (positionals.length !== 1) throw new UsageError("db needs one command");
+    if (positionals.length === 0) throw subcommandError("db", undefined, DB_COMMANDS);
+    if (positionals.length > 1) throw new UsageError(`Unexpected "${positionals[1]}"`);
     switch (positionals[0]) {
       case "stats":
         return await stats(ctx, values.json ?? false);
@@ -73,7 +86,7 @@ export const dbCommand: Command = defineCommand({
       case "wipe":
         return wipe(ctx, values.yes ?? false);
       default:
-        throw new UsageError(`Unknown db command "${positionals[0]}"`);
+        throw subcommandError("db", positionals[0], DB_COMMANDS);
     }
   },
 });

@@ -14,9 +14,17 @@ import {
   defineCommand,
   intOption,
   openCliRuntime,
+  subcommandError,
   UsageError,
 } from "../command.ts";
 import { ago, table } from "../format.ts";
+
+/** The commands of `mail`, as its usage lists them. */
+const MAIL_COMMANDS = ["send", "list", "drain", "peers"] as const;
+
+function isMailCommand(name: string | undefined): name is typeof MAIL_COMMANDS[number] {
+  return (MAIL_COMMANDS as readonly (string | undefined)[]).includes(name);
+}
 
 const USAGE = `Usage: agent-bus mail <command> [options]
 
@@ -41,6 +49,8 @@ export const mailCommand: Command = defineCommand({
   },
   async run({ values, positionals }, ctx) {
     const [sub, ...rest] = positionals;
+    // (Before the database is opened: a mistyped command must not create one.)
+    if (!isMailCommand(sub)) throw subcommandError("mail", sub, MAIL_COMMANDS);
     await using runtime = openCliRuntime(ctx);
     const { bus } = runtime;
     switch (sub) {
@@ -56,10 +66,6 @@ export const mailCommand: Command = defineCommand({
         else ctx.print.out(peers.length ? peers.join("\n") : "No peer-bus servers are running.");
         return 0;
       }
-      case undefined:
-        throw new UsageError("mail needs a command");
-      default:
-        throw new UsageError(`Unknown mail command "${sub}"`);
     }
   },
 });

@@ -23,11 +23,15 @@ import {
   defineCommand,
   intOption,
   openCliRuntime,
+  subcommandError,
   UsageError,
 } from "../command.ts";
 import { ago, table } from "../format.ts";
 import { counted } from "../../strings.ts";
 import { renderMessageLines } from "../render.ts";
+
+/** The commands of `topics`, as its usage lists them. */
+const TOPICS_COMMANDS = ["list", "show", "create", "close", "rename", "delete", "presence"];
 
 const USAGE = `Usage: agent-bus topics <command> [options]
 
@@ -96,10 +100,8 @@ export const topicsCommand: Command = defineCommand({
           intOption(values.window, "window", PRESENCE_WINDOW_SECONDS, 1),
           json,
         );
-      case undefined:
-        throw new UsageError("topics needs a command");
       default:
-        throw new UsageError(`Unknown topics command "${sub}"`);
+        throw subcommandError("topics", sub, TOPICS_COMMANDS);
     }
   },
 });
