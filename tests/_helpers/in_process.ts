@@ -18,9 +18,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { loadConfig } from "../../lib/config.ts";
 import { createLogger } from "../../lib/log.ts";
 import { openRuntime } from "../../lib/runtime.ts";
-import { guardPolicy } from "../../lib/transports/http/guard.ts";
-import { createHttpHandler } from "../../lib/transports/http/handler.ts";
-import { maxMessageBytes } from "../../lib/transports/limits.ts";
+import { handlerOver } from "../../lib/transports/http/node.ts";
 import { openTestBus, openTestSearch, type TestBus } from "./bus.ts";
 import { failureOf, okContent, type ToolCaller } from "./peer.ts";
 import { storeLocation } from "./store.ts";
@@ -81,12 +79,9 @@ export interface InProcessHttp extends AsyncDisposable {
 export function serveHttpInProcess(dbPath: string, env: Env = {}): InProcessHttp {
   const { config } = loadConfig({ ...env, AGENT_BUS_DB: storeLocation(dbPath) });
   const runtime = openRuntime(config, { log: createLogger("error") });
-  const handler = createHttpHandler({
-    deps: { bus: runtime.bus, search: runtime.search },
-    policy: guardPolicy("127.0.0.1", config.http),
-    maxBodyBytes: maxMessageBytes(config),
-    sessionIdleMs: config.http.sessionIdleSeconds * 1000,
-    jsonResponse: config.http.jsonResponse,
+  const handler = handlerOver({ bus: runtime.bus, search: runtime.search }, {
+    config,
+    hostname: "127.0.0.1",
     checkAnswers: true,
   });
   const server = Deno.serve(

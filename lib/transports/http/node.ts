@@ -14,7 +14,12 @@ import type { Profile } from "../../mcp/profiles/mod.ts";
 import { openRuntime } from "../../runtime.ts";
 import { maxMessageBytes } from "../limits.ts";
 import { guardPolicy } from "./guard.ts";
-import { createHttpHandler, type HttpHandler, type SessionObserver } from "./handler.ts";
+import {
+  createHttpHandler,
+  type HttpHandler,
+  type HttpHandlerOptions,
+  type SessionObserver,
+} from "./handler.ts";
 
 /** What {@linkcode openNode} needs. */
 export interface NodeOptions {
@@ -76,11 +81,13 @@ export function servingOf(handler: HttpHandler, after?: () => Promise<void>): Se
 
 /**
  * The request handler of a node bound to `options.hostname`, over a
- * runtime opened elsewhere (a node's own, or a resident bus's).
+ * runtime opened elsewhere (a node's own, a resident bus's, a test's).
  */
 export function handlerOver(
   deps: ServerDeps,
-  options: Pick<NodeOptions, "config" | "hostname" | "atMcp" | "observer">,
+  options:
+    & Pick<NodeOptions, "config" | "hostname" | "atMcp" | "observer">
+    & Pick<HttpHandlerOptions, "checkAnswers">,
 ): HttpHandler {
   const { config } = options;
   return createHttpHandler({
@@ -91,5 +98,6 @@ export function handlerOver(
     jsonResponse: config.http.jsonResponse,
     atMcp: options.atMcp,
     observer: options.observer,
+    checkAnswers: options.checkAnswers,
   });
 }
