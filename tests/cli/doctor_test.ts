@@ -177,6 +177,10 @@ sqliteTest(
     const result = await cli(["doctor", "--deep"], env);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /· Database\s+.*does not exist yet; it is created on first use/);
+    assert.match(
+      result.stdout,
+      /· Resident bus\s+not running \(the next agent to start starts it; /,
+    );
     await assert.rejects(Deno.stat(`${tmp.path}/new`), Deno.errors.NotFound);
   },
 );

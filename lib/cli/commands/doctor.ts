@@ -102,7 +102,7 @@ async function checkResidentBus(ctx: CliContext): Promise<Finding> {
     return {
       check,
       status: "info",
-      detail: `not running (entries installed with --resident start it; ${address.socket})`,
+      detail: `not running (the next agent to start starts it; ${address.socket})`,
     };
   }
   if (!answer.ok) return { check, status: "warn", detail: answer.error };

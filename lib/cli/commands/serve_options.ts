@@ -50,7 +50,7 @@ export function unknownServeOption(args: readonly string[]): string | undefined 
 /** The options as the top-level help lists them. */
 export const SERVE_OPTIONS_HELP = `Options (stdio server):
   --resident                Attach to this host's resident bus, starting it if none runs
-                            (the default on a SQLite file)
+                            (the default for every database but ":memory:")
   --standalone              Serve in this process, not on the resident bus (also
                             AGENT_BUS_STANDALONE=1)
   --profile peer|peerbus|mailbox|teacher|student|chatbus
