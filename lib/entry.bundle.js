@@ -1547,12 +1547,12 @@ var SERVE_OPTION_TYPES = {
     type: "boolean"
   }
 };
-function unknownServeOption(args) {
+function strayServeArgument(args) {
   const types = SERVE_OPTION_TYPES;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (arg === "--") return void 0;
-    if (!arg.startsWith("-") || arg === "-") continue;
+    if (arg === "--") return args[i + 1];
+    if (!arg.startsWith("-") || arg === "-") return arg;
     if (!arg.startsWith("--")) {
       if (arg !== "-h") return arg;
       continue;
@@ -1569,7 +1569,7 @@ function unknownServeOption(args) {
 
 // lib/cli/attach.ts
 async function attachFirst(args, env, config, log, printError) {
-  if (unknownServeOption(args) !== void 0) return {
+  if (strayServeArgument(args) !== void 0) return {
     here: true
   };
   if (args.includes("--standalone")) return {

@@ -13,15 +13,15 @@ import type { ResolvedConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { residentAddress } from "../transports/resident/protocol.ts";
 import { attachToResidentBus } from "../transports/resident/entry.ts";
-import { unknownServeOption } from "./commands/serve_options.ts";
+import { strayServeArgument } from "./commands/serve_options.ts";
 
 /** How a serve ended on the resident bus (its exit code), or that it is served here. */
 export type AttachOutcome = { code: number } | { here: true };
 
 /**
  * Relay the session to the resident bus, unless it is told to serve alone
- * (`--standalone`, `AGENT_BUS_STANDALONE=1`), names an option no serve has
- * (the caller's parser says so), or there can be no bus for its database
+ * (`--standalone`, `AGENT_BUS_STANDALONE=1`), is given an argument no serve
+ * takes (the caller's parser says so), or there can be no bus for its database
  * (said at `info`), or the bus could not be reached (said at `warn`): then
  * the caller serves it in this process.
  *
@@ -35,8 +35,8 @@ export async function attachFirst(
   log: Logger,
   printError: (text: string) => void,
 ): Promise<AttachOutcome> {
-  // (An option no serve has: the program says so, without starting a bus for it.)
-  if (unknownServeOption(args) !== undefined) return { here: true };
+  // (An argument no serve takes: the program says so, without starting a bus for it.)
+  if (strayServeArgument(args) !== undefined) return { here: true };
   if (args.includes("--standalone")) return { here: true };
   if (!config.resident.attach && !args.includes("--resident")) return { here: true };
   const address = residentAddress(config);

@@ -6,20 +6,22 @@
  */
 
 import assert from "node:assert/strict";
-import { unknownServeOption } from "../../lib/cli/commands/serve_options.ts";
+import { strayServeArgument } from "../../lib/cli/commands/serve_options.ts";
 
-Deno.test("unknownServeOption names the first argument no serve option matches, and passes over values", () => {
-  assert.equal(unknownServeOption([]), undefined);
+Deno.test("strayServeArgument names the first argument no serve takes, and passes over values", () => {
+  assert.equal(strayServeArgument([]), undefined);
   assert.equal(
-    unknownServeOption(["--profile", "peerbus", "--agent=me", "--no-drain", "--push", "none"]),
+    strayServeArgument(["--profile", "peerbus", "--agent=me", "--no-drain", "--push", "none"]),
     undefined,
   );
-  assert.equal(unknownServeOption(["--resident", "--standalone", "-h", "--help"]), undefined);
+  assert.equal(strayServeArgument(["--resident", "--standalone", "-h", "--help"]), undefined);
   // A string option's value is its own, whatever it looks like: parseArgs judges it.
-  assert.equal(unknownServeOption(["--agent", "--frobnicate"]), undefined);
-  assert.equal(unknownServeOption(["--profile", "peer", "--frobnicate"]), "--frobnicate");
-  assert.equal(unknownServeOption(["--frob=1"]), "--frob=1");
-  assert.equal(unknownServeOption(["-x"]), "-x");
-  assert.equal(unknownServeOption(["--constructor"]), "--constructor");
-  assert.equal(unknownServeOption(["--", "--frobnicate"]), undefined);
+  assert.equal(strayServeArgument(["--agent", "--frobnicate"]), undefined);
+  assert.equal(strayServeArgument(["--profile", "peer", "--frobnicate"]), "--frobnicate");
+  assert.equal(strayServeArgument(["--frob=1"]), "--frob=1");
+  assert.equal(strayServeArgument(["-x"]), "-x");
+  assert.equal(strayServeArgument(["--constructor"]), "--constructor");
+  assert.equal(strayServeArgument(["--agent", "x", "frobnicate"]), "frobnicate");
+  assert.equal(strayServeArgument(["--", "--frobnicate"]), "--frobnicate");
+  assert.equal(strayServeArgument(["--resident", "--"]), undefined);
 });

@@ -355,11 +355,13 @@ function wipe(ctx: CliContext, yes: boolean): number {
     busyTimeoutMs: ctx.config.busyTimeoutMs,
     log: ctx.log,
   });
-  const what = isPostgresUrl(ctx.config.dbPath) ? ["table", "dropped"] : ["file", "removed"];
+  const [what, done] = isPostgresUrl(ctx.config.dbPath)
+    ? ["table", "dropped"]
+    : ["file", "removed"];
   ctx.print.out(
     removed.length === 0
       ? `No database at "${path}"; nothing to wipe.`
-      : `Wiped "${path}" (${counted(removed.length, what[0]!)} ${what[1]}).`,
+      : `Wiped "${path}" (${counted(removed.length, what)} ${done}).`,
   );
   return 0;
 }

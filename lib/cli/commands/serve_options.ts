@@ -1,6 +1,6 @@
 /**
  * The stdio server's options (`agent-bus [options]`): how they are parsed,
- * how the top-level help lists them, and which argument is none of them.
+ * how the top-level help lists them, and which argument none of them takes.
  * Apart from `serve.ts`, whose modules (every profile's tools) a relay to
  * the resident bus never loads: the relay checks the arguments with this
  * before it attaches.
@@ -21,18 +21,19 @@ export const SERVE_OPTION_TYPES = {
 } as const;
 
 /**
- * The first argument of `args` that names no serve option (`--frobnicate`,
- * `-x`), or undefined. A serve that names one fails on it whatever runs it,
- * so it is not relayed to a bus, which would be started for nothing. The
- * value of a string option is passed over; everything else `parseArgs`
- * checks (a value missing, or given to a flag) is left to it. Linear.
+ * The first argument of `args` that a serve cannot take, or undefined: an
+ * option it does not have (`--frobnicate`, `-x`) or a word (it takes none).
+ * A serve given one fails on it whatever runs it, so it is not relayed to a
+ * bus, which would be started for nothing. The value of a string option is
+ * passed over; everything else `parseArgs` checks (a value missing, or
+ * given to a flag) is left to it. Linear.
  */
-export function unknownServeOption(args: readonly string[]): string | undefined {
+export function strayServeArgument(args: readonly string[]): string | undefined {
   const types: Record<string, { type: "string" | "boolean" } | undefined> = SERVE_OPTION_TYPES;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    if (arg === "--") return undefined;
-    if (!arg.startsWith("-") || arg === "-") continue;
+    if (arg === "--") return args[i + 1];
+    if (!arg.startsWith("-") || arg === "-") return arg;
     if (!arg.startsWith("--")) {
       if (arg !== "-h") return arg;
       continue;
