@@ -1052,6 +1052,7 @@ var ATTACH_SETTINGS = [
   "AGENT_BUS_RESIDENT_PORT"
 ];
 var MAX_HELLO_BYTES = 256 * 1024;
+var MAX_BUS_LOG_BYTES = 1024 * 1024;
 var MAX_SOCKET_PATH = 100;
 function residentAddress(config) {
   const db = config.dbPath;

@@ -59,3 +59,18 @@ function safeJson(value: unknown): string {
     return String(value);
   }
 }
+
+/**
+ * Append `text` to the file at `path` (made 0600, private to its owner like
+ * the database), first moving it to `path.1` once it holds `maxBytes`, so
+ * that it stays within twice that. Never throws: a log file is a help, never
+ * a failure.
+ */
+export function appendCapped(path: string, text: string, maxBytes: number): void {
+  try {
+    try {
+      if (Deno.statSync(path).size >= maxBytes) Deno.renameSync(path, `${path}.1`);
+    } catch { /* absent: created below */ }
+    Deno.writeTextFileSync(path, text, { append: true, create: true, mode: 0o600 });
+  } catch { /* an unwritable directory: the lines still go to stderr */ }
+}

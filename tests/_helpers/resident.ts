@@ -15,6 +15,8 @@ export interface BusStatus {
   pid?: number;
   sessions?: number;
   socket: string;
+  /** The bus's own log file (there or not). */
+  log: string;
 }
 
 /** `agent-bus bus status --json` for the database at `db`. */

@@ -268,6 +268,25 @@ Deno.test("an entry's client hears what was wrong with the bus's settings, as fr
   await peer.close();
 });
 
+Deno.test("the bus keeps its own log beside its socket, private, each line with its time; bus status names it", async () => {
+  await using tmp = await tmpDir();
+  const db = `${tmp.path}/bus.sqlite`;
+  const env = { AGENT_BUS_MAX_SYNC_ITEMS: "bogus", AGENT_BUS_RESIDENT_IDLE_MS: "300" };
+  await using peer = await startPeer({ dbPath: db, resident: true, env });
+  const { log, socket } = await busStatus(db, env);
+  assert.equal(log, socket.replace(/\.sock$/, ".log"));
+  let text = "";
+  await until(async () => {
+    text = await Deno.readTextFile(log).catch(() => "");
+    return text.includes('AGENT_BUS_MAX_SYNC_ITEMS="bogus"');
+  }, { timeoutMs: 10_000, what: "the bus's warning in its log" });
+  assert.match(text, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[agent-bus\] warn: /m);
+  assert.equal((await Deno.stat(log)).mode! & 0o777, 0o600);
+  const status = await cli(["bus", "status"], { AGENT_BUS_DB: db, ...env });
+  assert.match(status.stdout, new RegExp(`^  log ${log.replaceAll(".", "\\.")}$`, "m"));
+  await peer.close();
+});
+
 Deno.test("a bus with a short idle time waits for its first session (its starter may be slow to attach)", async () => {
   await using tmp = await tmpDir();
   const db = `${tmp.path}/bus.sqlite`;

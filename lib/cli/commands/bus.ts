@@ -11,6 +11,7 @@
 import { serveResidentBus } from "../../transports/resident/bus.ts";
 import { reachBus } from "../../transports/resident/entry.ts";
 import {
+  busLogPath,
   type BusStatus,
   closeQuietly,
   connect,
@@ -89,21 +90,26 @@ export const busCommand = defineCommand({
       await exchange(conn, what === "stop" ? { stop: true } : { status: true })
         .catch(() => undefined);
     if (conn) closeQuietly(conn);
+    const log = busLogPath(address.socket);
     if (!answer) {
-      if (values.json) ctx.print.out(JSON.stringify({ running: false, socket: address.socket }));
-      else ctx.print.out(`No resident bus runs for ${ctx.config.dbPath} (${address.socket})`);
+      if (values.json) {
+        ctx.print.out(JSON.stringify({ running: false, socket: address.socket, log }));
+      } else {
+        const logged = await Deno.stat(log).then(() => `; its log: ${log}`, () => "");
+        ctx.print.out(`No resident bus runs for ${ctx.config.dbPath} (${address.socket})${logged}`);
+      }
       return what === "status" ? 0 : 1;
     }
     if (!answer.ok) throw new Error(answer.error);
     const bus = answer.bus;
     const sessions = counted(bus.sessions, "session");
-    if (values.json) ctx.print.out(JSON.stringify({ running: what === "status", ...bus }));
+    if (values.json) ctx.print.out(JSON.stringify({ running: what === "status", ...bus, log }));
     else if (what === "stop") {
       ctx.print.out(`Stopped the resident bus (pid ${bus.pid}, ${sessions})`);
     } else {
       ctx.print.out(
         `Resident bus: pid ${bus.pid}, agent-bus ${bus.version}, ${sessions}, since ${bus.started_at}\n` +
-          `  database ${bus.db}\n  socket ${bus.socket}${urlLine(bus)}`,
+          `  database ${bus.db}\n  socket ${bus.socket}${urlLine(bus)}\n  log ${log}`,
       );
     }
     return 0;

@@ -553,6 +553,20 @@ function safeJson(value) {
     return String(value);
   }
 }
+function appendCapped(path, text, maxBytes) {
+  try {
+    try {
+      if (Deno.statSync(path).size >= maxBytes) Deno.renameSync(path, `${path}.1`);
+    } catch {
+    }
+    Deno.writeTextFileSync(path, text, {
+      append: true,
+      create: true,
+      mode: 384
+    });
+  } catch {
+  }
+}
 
 // lib/transports/hook/protocols.ts
 var HOOK_CLIENTS = [
@@ -802,6 +816,7 @@ var STATE_LINE_START = `{"jsonrpc":"2.0","method":"${STATE_METHOD}"`;
 var LOG_METHOD = "agent-bus/log";
 var LOG_LINE_START = `{"jsonrpc":"2.0","method":"${LOG_METHOD}"`;
 var MAX_HELLO_BYTES = 256 * 1024;
+var MAX_BUS_LOG_BYTES = 1024 * 1024;
 var MAX_SOCKET_PATH = 100;
 function residentAddress(config) {
   const db = config.dbPath;
@@ -940,20 +955,8 @@ function writeRecord(dir, trace, debug, pid = Deno.pid) {
   if (debug) Deno.stderr.writeSync(new TextEncoder().encode(`agent-bus hook: ${line}
 `));
   if (dir === void 0) return;
-  const path = `${dir}/${RECORD_FILE}`;
-  try {
-    try {
-      if (Deno.statSync(path).size >= MAX_RECORD_BYTES) Deno.renameSync(path, `${path}.1`);
-    } catch {
-    }
-    Deno.writeTextFileSync(path, `${line}
-`, {
-      append: true,
-      create: true,
-      mode: 384
-    });
-  } catch {
-  }
+  appendCapped(`${dir}/${RECORD_FILE}`, `${line}
+`, MAX_RECORD_BYTES);
 }
 
 // lib/cli/hook/mod.ts

@@ -13,6 +13,7 @@
 
 import { directoryOf } from "../../strings.ts";
 import { residenceDir } from "../../launch.ts";
+import { appendCapped } from "../../log.ts";
 import type { HookTrace } from "./answer.ts";
 
 /** Size at which `hooks.log` is moved to `hooks.log.1` and started again. */
@@ -44,11 +45,5 @@ export function writeRecord(
   const line = JSON.stringify({ at: new Date().toISOString(), pid, ...trace });
   if (debug) Deno.stderr.writeSync(new TextEncoder().encode(`agent-bus hook: ${line}\n`));
   if (dir === undefined) return;
-  const path = `${dir}/${RECORD_FILE}`;
-  try {
-    try {
-      if (Deno.statSync(path).size >= MAX_RECORD_BYTES) Deno.renameSync(path, `${path}.1`);
-    } catch { /* absent: created below */ }
-    Deno.writeTextFileSync(path, `${line}\n`, { append: true, create: true, mode: 0o600 });
-  } catch { /* a record is a help, never a failure */ }
+  appendCapped(`${dir}/${RECORD_FILE}`, `${line}\n`, MAX_RECORD_BYTES);
 }

@@ -45,6 +45,7 @@ import type { Serving } from "../http/node.ts";
 import { keptPort, portPath, residentToken, tokenPath } from "./token.ts";
 import {
   type Attach,
+  busLogPath,
   type BusStatus,
   closeQuietly,
   firstLine,
@@ -115,11 +116,13 @@ const ORPHAN_CHECK_MS = 5_000;
  */
 export async function serveResidentBus(options: ResidentBusOptions): Promise<void> {
   const { config, address } = options;
-  // What the bus logs while it serves a session goes to that session's entry too.
-  const logs = sessionLog(config.logLevel);
+  // What the bus logs goes to its log file, and while it serves a session to that session's
+  // entry too.
+  const hostOptions = { ...options, logFile: busLogPath(address.socket) };
+  const logs = sessionLog(config.logLevel, hostOptions.logFile);
   const host: SessionHost = isPostgresUrl(config.dbPath)
-    ? workerHost(options, config.resident.workers, logs.log)
-    : inProcessHost(options, logs);
+    ? workerHost(hostOptions, config.resident.workers, logs.log)
+    : inProcessHost(hostOptions, logs);
   // A bus already there (of another version: it keeps its sessions and ends when idle) or
   // the socket of one that died gives way.
   await Deno.remove(address.socket).catch(() => {});

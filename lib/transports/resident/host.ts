@@ -18,7 +18,7 @@ import type { ConfigWarning, LogLevel, ResolvedConfig } from "../../config.ts";
 import type { ProcessPlace } from "../../bus/place.ts";
 import type { Attachment } from "../../bus/unread.ts";
 import type { SessionState } from "../../bus/session.ts";
-import { createLogger, type Logger } from "../../log.ts";
+import { appendCapped, createLogger, type Logger } from "../../log.ts";
 import type { Transport } from "../../mcp/_sdk.ts";
 import type { Profile } from "../../mcp/profiles/mod.ts";
 import type { PushMode } from "../../mcp/features/mod.ts";
@@ -26,6 +26,7 @@ import { openRuntime } from "../../runtime.ts";
 import { answerHook, type HookAnswer, type HookAsk } from "../hook/answer.ts";
 import { readProcessTree } from "../hook/process_tree.ts";
 import { serveSession, type StdioSession } from "../stdio_session.ts";
+import { MAX_BUS_LOG_BYTES } from "./protocol.ts";
 import { handlerOver, type Serving, servingOf } from "../http/node.ts";
 
 /** What a session's serve arguments choose (the CLI reads them: `serve.ts`). */
@@ -81,6 +82,8 @@ export interface SessionHost {
 /** Options of a host. */
 export interface HostOptions {
   config: ResolvedConfig;
+  /** The bus's own log (`busLogPath` of its socket), where its threads' lines go too. */
+  logFile: string;
   configWarnings?: ConfigWarning[] | undefined;
   /** Run the search indexer (default true; one worker of a pool runs it). */
   indexing?: boolean | undefined;
@@ -93,12 +96,16 @@ export interface SessionLog {
   within<T>(onLog: (line: string) => void, fn: () => T): T;
 }
 
-/** A {@linkcode SessionLog} at `level`, writing every line to stderr too. */
-export function sessionLog(level: LogLevel): SessionLog {
+/**
+ * A {@linkcode SessionLog} at `level`, writing every line to stderr and,
+ * with its time, to the bus's log `file` too.
+ */
+export function sessionLog(level: LogLevel, file: string): SessionLog {
   const current = new AsyncLocalStorage<(line: string) => void>();
   const encoder = new TextEncoder();
   const log = createLogger(level, {
     write(line) {
+      appendCapped(file, `${new Date().toISOString()} ${line}`, MAX_BUS_LOG_BYTES);
       Deno.stderr.writeSync(encoder.encode(line));
       current.getStore()?.(line);
     },

@@ -134,6 +134,18 @@ const ATTACH_SETTINGS = [
 ];
 /** Longest first line either side accepts. */
 export const MAX_HELLO_BYTES = 256 * 1024;
+/**
+ * The bus's own log, beside its socket (`<socket name>.log`): every line it
+ * logs at `AGENT_BUS_LOG_LEVEL` (warn by default), with its time, whatever
+ * session it concerns; a bus an entry started has no terminal to say it in.
+ */
+export function busLogPath(socket: string): string {
+  return `${socket.replace(/\.sock$/, "")}.log`;
+}
+
+/** Most bytes the bus's log keeps (and as many before, in `.log.1`). */
+export const MAX_BUS_LOG_BYTES = 1024 * 1024;
+
 /** Unix socket paths are limited to about 108 bytes. */
 const MAX_SOCKET_PATH = 100;
 

@@ -29,7 +29,13 @@ import {
 
 /** What the bus tells a session worker. */
 export type ToSessionWorker =
-  | { kind: "start"; config: ResolvedConfig; configWarnings: ConfigWarning[]; indexing: boolean }
+  | {
+    kind: "start";
+    config: ResolvedConfig;
+    logFile: string;
+    configWarnings: ConfigWarning[];
+    indexing: boolean;
+  }
   | {
     kind: "open";
     sid: number;
@@ -75,7 +81,7 @@ self.onmessage = async (event: MessageEvent<ToSessionWorker>) => {
   else if (data.kind === "close") await close(data.sid);
   else if (data.kind === "hook") await answer(data);
   else if (data.kind === "start") {
-    logs = sessionLog(data.config.logLevel);
+    logs = sessionLog(data.config.logLevel, data.logFile);
     host = inProcessHost(data, logs);
   } else if (data.kind === "stop") {
     await Promise.all([...sessions.values()].map(({ session }) => session?.stop()));

@@ -157,6 +157,7 @@ class WorkerHost implements SessionHost {
       {
         kind: "start",
         config: this.#options.config,
+        logFile: this.#options.logFile,
         configWarnings: this.#options.configWarnings ?? [],
         indexing: index === 0,
       } satisfies ToSessionWorker,
