@@ -72,5 +72,5 @@ export function appendCapped(path: string, text: string, maxBytes: number): void
       if (Deno.statSync(path).size >= maxBytes) Deno.renameSync(path, `${path}.1`);
     } catch { /* absent: created below */ }
     Deno.writeTextFileSync(path, text, { append: true, create: true, mode: 0o600 });
-  } catch { /* an unwritable directory: the lines still go to stderr */ }
+  } catch { /* an unwritable directory: the file is a help, never a failure */ }
 }

@@ -29,6 +29,7 @@
 
 import { postgresBin, startPostgres } from "../tests/_helpers/postgres.ts";
 import { TEST_BUS_IDLE } from "../tests/_helpers/peer.ts";
+import { denoCacheDir } from "../tests/_helpers/run.ts";
 import { counted } from "../lib/strings.ts";
 
 /** Directories whose tests run against PostgreSQL too. */
@@ -85,18 +86,12 @@ const base = ["test", "--allow-all", "--parallel"];
 /** The run's own home, and the caches of the user's that it keeps using. */
 async function runHome(): Promise<{ path: string; env: Record<string, string> }> {
   const home = Deno.env.get("HOME") ?? "/tmp";
-  const info = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const { denoDir } = JSON.parse(new TextDecoder().decode(info.stdout)) as { denoDir: string };
   const path = await Deno.makeTempDir({ prefix: "agent-bus-test-home-" });
   return {
     path,
     env: {
       HOME: path,
-      DENO_DIR: denoDir,
+      DENO_DIR: await denoCacheDir(),
       XDG_CACHE_HOME: Deno.env.get("XDG_CACHE_HOME") ?? `${home}/.cache`,
       npm_config_cache: Deno.env.get("npm_config_cache") ?? `${home}/.npm`,
     },

@@ -11,7 +11,7 @@
 import { main } from "../../lib/cli/mod.ts";
 import type { OutputStream } from "../../lib/cli/format.ts";
 import { MAIN } from "./peer.ts";
-import { run, type RunResult } from "./run.ts";
+import { denoCacheDir, run, type RunResult } from "./run.ts";
 import { storeLocation } from "./store.ts";
 
 /** An output stream that keeps what is written. */
@@ -63,24 +63,6 @@ function withStore(env: Record<string, string>): Record<string, string> {
   return env.AGENT_BUS_DB === undefined
     ? env
     : { ...env, AGENT_BUS_DB: storeLocation(env.AGENT_BUS_DB) };
-}
-
-let denoDir: Promise<string> | undefined;
-
-/**
- * Deno's cache directory. Tests that move HOME must pass it on, or the
- * child would start from an empty cache and download every dependency.
- */
-export function denoCacheDir(): Promise<string> {
-  denoDir ??= new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json"],
-    stdout: "piped",
-    stderr: "null",
-  })
-    .output().then((out) =>
-      (JSON.parse(new TextDecoder().decode(out.stdout)) as { denoDir: string }).denoDir
-    );
-  return denoDir;
 }
 
 /** Start the CLI as a subprocess with `args` and environment additions `env`, and leave it running. */

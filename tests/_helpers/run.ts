@@ -1,5 +1,6 @@
 /**
- * Run a program to completion and capture its output as text.
+ * Run a program to completion and capture its output as text; and where
+ * the programs it runs find Deno's cache.
  *
  * @module
  */
@@ -41,4 +42,22 @@ export async function run(
     stdout: decoder.decode(output.stdout),
     stderr: decoder.decode(output.stderr),
   };
+}
+
+let denoDir: Promise<string> | undefined;
+
+/**
+ * Deno's cache directory. Tests that move HOME must pass it on, or the
+ * child would start from an empty cache and download every dependency.
+ */
+export function denoCacheDir(): Promise<string> {
+  denoDir ??= new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdout: "piped",
+    stderr: "null",
+  })
+    .output().then((out) =>
+      (JSON.parse(new TextDecoder().decode(out.stdout)) as { denoDir: string }).denoDir
+    );
+  return denoDir;
 }

@@ -12,7 +12,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseToml } from "smol-toml";
-import { cli, denoCacheDir } from "../_helpers/cli.ts";
+import { cli } from "../_helpers/cli.ts";
+import { denoCacheDir } from "../_helpers/run.ts";
 import { runHook } from "../_helpers/hook.ts";
 import { launchFor, residentSocket } from "../../lib/launch.ts";
 import { tmpDir } from "../_helpers/tmp.ts";

@@ -22,7 +22,8 @@
 
 import assert from "node:assert/strict";
 import { installClients } from "../_helpers/clients.ts";
-import { cli, denoCacheDir } from "../_helpers/cli.ts";
+import { cli } from "../_helpers/cli.ts";
+import { denoCacheDir } from "../_helpers/run.ts";
 import { readTomlConfig } from "../../lib/cli/install/config_edit.ts";
 import { startFakeAnthropic } from "../_helpers/fake_anthropic.ts";
 import { startFakeGemini } from "../_helpers/fake_gemini.ts";

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { installClients } from "../_helpers/clients.ts";
-import { denoCacheDir } from "../_helpers/cli.ts";
+import { denoCacheDir } from "../_helpers/run.ts";
 import { startHttpServer } from "../_helpers/http.ts";
 import { serverCommand } from "../_helpers/peer.ts";
 import { run } from "../_helpers/run.ts";
