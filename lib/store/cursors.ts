@@ -27,7 +27,7 @@ export function getCursor(
   store: Store,
   { topicId, agentName }: { topicId: string; agentName: string },
 ): CursorRow | undefined {
-  return store.stmt(GET_CURSOR_SQL).get(topicId, agentName) as CursorRow | undefined;
+  return store.stmt(GET_CURSOR_SQL).get<CursorRow>(topicId, agentName);
 }
 
 /** Set a peer's cursor (creating it if missing) and touch its presence. */
@@ -64,7 +64,7 @@ export function recentCursors(
   return store.stmt(
     `SELECT * FROM cursors WHERE topic_id = ? AND updated_at >= ?
      ORDER BY updated_at DESC, agent_name LIMIT ?`,
-  ).all(topicId, since, limit) as unknown as CursorRow[];
+  ).all<CursorRow>(topicId, since, limit);
 }
 
 /** A present peer of any topic, and whether it is waiting in `sync` now. */
@@ -91,11 +91,10 @@ export function presenceSince(
      ) AS typing
      FROM cursors c WHERE c.updated_at >= ?2`;
   const order = "ORDER BY c.updated_at DESC, c.agent_name LIMIT ?3";
-  const rows = query.topicId === undefined
-    ? store.stmt(`${select} ${order}`).all(query.now, query.since, query.limit)
+  return query.topicId === undefined
+    ? store.stmt(`${select} ${order}`).all<PresenceRow>(query.now, query.since, query.limit)
     : store.stmt(`${select} AND c.topic_id = ?4 ${order}`)
-      .all(query.now, query.since, query.limit, query.topicId);
-  return rows as unknown as PresenceRow[];
+      .all<PresenceRow>(query.now, query.since, query.limit, query.topicId);
 }
 
 /** Record that a peer's `sync` waits on a topic until `until` (at the latest). */
@@ -126,6 +125,6 @@ export function nextWaitEnd(store: Store, now: number): number | undefined {
   const row = store.stmt(
     `SELECT MIN(t) AS t FROM (SELECT MIN(until) AS t FROM bus_waiters WHERE until > ?1
        UNION ALL SELECT MIN(until) FROM bus_typing WHERE until > ?1) AS ends`,
-  ).get(now) as { t: number | null };
+  ).get<{ t: number | null }>(now)!;
   return row.t ?? undefined;
 }

@@ -37,14 +37,13 @@ export function insertMail(store: Store, row: Omit<MailRow, "done" | "processed"
 
 /** The message with this id. */
 export function getMail(store: Store, id: string): MailRow | undefined {
-  return store.stmt("SELECT * FROM bus_mailbox WHERE id = ?").get(id) as MailRow | undefined;
+  return store.stmt("SELECT * FROM bus_mailbox WHERE id = ?").get<MailRow>(id);
 }
 
 /** How many unread messages wait for `agent`. */
 export function unreadCount(store: Store, agent: string): number {
-  return (store.stmt("SELECT COUNT(*) AS n FROM bus_mailbox WHERE to_agent = ? AND done = 0").get(
-    agent,
-  ) as { n: number }).n;
+  const sql = "SELECT COUNT(*) AS n FROM bus_mailbox WHERE to_agent = ? AND done = 0";
+  return store.stmt(sql).get<{ n: number }>(agent)!.n;
 }
 
 /** Whether any unread message waits for `agent` (cheaper than counting). */
@@ -73,7 +72,7 @@ export function popMail(
   const oldest = store.stmt(
     `SELECT rowid AS position, length(CAST(content AS BLOB)) AS bytes FROM bus_mailbox
      WHERE to_agent = ? AND done = 0 ORDER BY created, rowid LIMIT ?`,
-  ).all(agent, options.limit + 1) as unknown as { position: number; bytes: number }[];
+  ).all<{ position: number; bytes: number }>(agent, options.limit + 1);
   const candidates = oldest.slice(0, options.limit);
   const count = options.fits ? options.fits(candidates.map((row) => row.bytes)) : candidates.length;
   const taken = candidates.slice(0, count).map((row) => Number(row.position));
@@ -100,7 +99,7 @@ export function peekMail(
 ): MailRow[] {
   return store.stmt(
     `SELECT * FROM bus_mailbox WHERE to_agent = ? AND done = 0 ORDER BY created, rowid LIMIT ?`,
-  ).all(agent, limit) as unknown as MailRow[];
+  ).all<MailRow>(agent, limit);
 }
 
 /** Register (or refresh) a running peer under `name` until `expiresAt`. */
@@ -130,7 +129,7 @@ export function unregisterPeer(
 /** The peers registered and not expired at `now`, by name, with who holds each. */
 export function livePeers(store: Store, now: number): { name: string; holder: string }[] {
   return store.stmt("SELECT name, holder FROM bus_peers WHERE expires_at >= ? ORDER BY name")
-    .all(now) as unknown as { name: string; holder: string }[];
+    .all<{ name: string; holder: string }>(now);
 }
 
 /** True when a peer-bus server ever registered `name`, or mail was ever sent from it. */
@@ -146,5 +145,5 @@ export function mailboxTotals(store: Store): { agent: string; unread: number; to
   return store.stmt(
     `SELECT to_agent AS agent, SUM(CASE WHEN done = 0 THEN 1 ELSE 0 END) AS unread, COUNT(*) AS total FROM bus_mailbox
      GROUP BY to_agent ORDER BY unread DESC, agent`,
-  ).all() as unknown as { agent: string; unread: number; total: number }[];
+  ).all<{ agent: string; unread: number; total: number }>();
 }

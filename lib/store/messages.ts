@@ -69,7 +69,7 @@ export function setNextSeq(
  * messages, as `ack_through` and `cursor_reset` bounds must.
  */
 export function latestSeq(store: Store, topicId: string): number {
-  const row = store.stmt(LATEST_SEQ_SQL).get(topicId) as { latest: number };
+  const row = store.stmt(LATEST_SEQ_SQL).get<{ latest: number }>(topicId)!;
   return row.latest;
 }
 
@@ -165,7 +165,7 @@ export interface AfterQuery {
 /** Messages with seq > `afterSeq`, oldest first. */
 export function messagesAfter(store: Store, query: AfterQuery): MessageRow[] {
   const { sql, params } = messagesAfterQuery(query);
-  return store.stmt(sql).all(...params) as unknown as MessageRow[];
+  return store.stmt(sql).all<MessageRow>(...params);
 }
 
 /** The statement of {@linkcode messagesAfter}, to travel with others ({@linkcode Store.gather}). */
@@ -184,10 +184,10 @@ export function messagesAfterQuery(query: AfterQuery): Query {
 
 /** How many messages {@linkcode messagesAfter} would return, counting at most `limit`. */
 export function countMessagesAfter(store: Store, query: AfterQuery & { excludeSender: string }) {
-  return (store.stmt(
+  return store.stmt(
     `SELECT COUNT(*) AS n FROM (SELECT 1 FROM messages
        WHERE topic_id = ? AND seq > ? AND sender <> ? LIMIT ?) AS unread`,
-  ).get(query.topicId, query.afterSeq, query.excludeSender, query.limit) as { n: number }).n;
+  ).get<{ n: number }>(query.topicId, query.afterSeq, query.excludeSender, query.limit)!.n;
 }
 
 /** True when {@linkcode messagesAfter} would return at least one row. */
@@ -211,7 +211,7 @@ export function lastMessages(
   return store.stmt(
     `SELECT * FROM (SELECT * FROM messages WHERE topic_id = ? ORDER BY seq DESC LIMIT ?)
      AS recent ORDER BY seq`,
-  ).all(topicId, limit) as unknown as MessageRow[];
+  ).all<MessageRow>(topicId, limit);
 }
 
 /** Messages with seq < `beforeSeq`, the newest `limit` of them, oldest first. */
@@ -222,7 +222,7 @@ export function messagesBefore(
   return store.stmt(
     `SELECT * FROM (SELECT * FROM messages WHERE topic_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?)
      AS recent ORDER BY seq`,
-  ).all(topicId, beforeSeq, limit) as unknown as MessageRow[];
+  ).all<MessageRow>(topicId, beforeSeq, limit);
 }
 
 /** A message with its position in the database's global order (its rowid). */
@@ -235,11 +235,10 @@ export function messagesSince(
 ): OrderedMessageRow[] {
   return store.stmt(
     "SELECT rowid AS event_id, * FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?",
-  ).all(afterId, limit) as unknown as OrderedMessageRow[];
+  ).all<OrderedMessageRow>(afterId, limit);
 }
 
 /** The position of the last stored message (0 when none). */
 export function lastMessagePosition(store: Store): number {
-  return (store.stmt("SELECT COALESCE(MAX(rowid), 0) AS id FROM messages").get() as { id: number })
-    .id;
+  return store.stmt("SELECT COALESCE(MAX(rowid), 0) AS id FROM messages").get<{ id: number }>()!.id;
 }

@@ -26,7 +26,7 @@ export function getReservation(
 ): ReservationRow | undefined {
   return store.stmt(
     "SELECT * FROM agent_name_reservations WHERE topic_id = ? AND agent_name = ?",
-  ).get(topicId, agentName) as ReservationRow | undefined;
+  ).get<ReservationRow>(topicId, agentName);
 }
 
 /** Reserve a name. */
@@ -50,6 +50,6 @@ export function touchReservation(
 /** Every reserved name of a topic (to keep suggestions free). */
 export function reservedNames(store: Store, topicId: string): Set<string> {
   const rows = store.stmt("SELECT agent_name FROM agent_name_reservations WHERE topic_id = ?")
-    .all(topicId) as { agent_name: string }[];
+    .all<{ agent_name: string }>(topicId);
   return new Set(rows.map((row) => row.agent_name));
 }

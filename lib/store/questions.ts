@@ -57,14 +57,14 @@ export function pendingQuestions(
   return store.stmt(
     `SELECT * FROM questions WHERE topic_id = ? AND status = 'pending'
      ORDER BY asked_at, rowid LIMIT ?`,
-  ).all(topicId, limit) as unknown as QuestionRow[];
+  ).all<QuestionRow>(topicId, limit);
 }
 
 /** Pending questions on any topic, oldest first. */
 export function pendingQuestionsAnywhere(store: Store, limit: number): QuestionRow[] {
   return store.stmt(
     "SELECT * FROM questions WHERE status = 'pending' ORDER BY asked_at, rowid LIMIT ?",
-  ).all(limit) as unknown as QuestionRow[];
+  ).all<QuestionRow>(limit);
 }
 
 /** Answer a question if it is still pending in this topic; false when it was not. */

@@ -101,7 +101,7 @@ export function ftsSearch(store: Store, query: FtsQuery): FtsHit[] {
        JOIN topics AS t ON t.topic_id = m.topic_id
        WHERE 1 = 1${sql}
        ORDER BY rank LIMIT ?`,
-    ).all(ftsToTsquery(query.match), ...params, query.limit) as unknown as FtsHit[];
+    ).all<FtsHit>(ftsToTsquery(query.match), ...params, query.limit);
   }
   const indexed = sqliteHits(store, query, "bus_fts");
   if (!syncTail(store)) return indexed;
@@ -122,11 +122,11 @@ function sqliteHits(store: Store, query: FtsQuery, table: "bus_fts" | "bus_fts_t
      JOIN topics AS t ON t.topic_id = m.topic_id
      WHERE ${table} MATCH ?${sql}
      ORDER BY ${table}.rank LIMIT ?`,
-  ).all(
+  ).all<FtsHit>(
     query.match,
     ...params,
     query.limit,
-  ) as unknown as FtsHit[];
+  );
 }
 
 /**
@@ -173,12 +173,12 @@ function syncTail(store: Store): boolean {
      VALUES (?, ?, ?, ?, ?)`,
   );
   for (let after = 0;;) {
-    const fresh = page.all(after, INDEX_BATCH_ROWS) as unknown as {
+    const fresh = page.all<{
       rowid: number;
       content: string;
       message_id: string;
       topic_id: string;
-    }[];
+    }>(after, INDEX_BATCH_ROWS);
     for (const row of fresh) {
       insert.run(row.rowid, row.content, codeTerms(row.content), row.message_id, row.topic_id);
     }
@@ -220,13 +220,13 @@ function newestHits(
      JOIN topics AS t ON t.topic_id = m.topic_id
      WHERE 1 = 1${sql}
      ORDER BY hit.rank LIMIT ?`,
-  ).all(
+  ).all<FtsHit>(
     postgres ? ftsToTsquery(query.match) : query.match,
     ...(query.topicId === undefined ? [] : [query.topicId]),
     newest,
     ...params,
     query.limit,
-  ) as unknown as FtsHit[];
+  );
 }
 
 /** A message as search results show it, by id. */
@@ -247,7 +247,7 @@ export function messagesForResults(
      JOIN messages AS m ON m.message_id = ids.value
      JOIN topics AS t ON t.topic_id = m.topic_id
      WHERE 1 = 1${sql}`,
-  ).all(JSON.stringify(messageIds), ...params) as unknown as MessageForResult[];
+  ).all<MessageForResult>(JSON.stringify(messageIds), ...params);
 }
 
 /**
@@ -282,7 +282,7 @@ export async function catchUpIndex(store: Store): Promise<number> {
            FROM bus_fts_queue AS q JOIN messages AS m ON m.rowid = q.rowid
            ORDER BY q.rowid LIMIT ?)
          WHERE upto - length(content) < ? ORDER BY rowid`,
-      ).all(INDEX_BATCH_ROWS, INDEX_BATCH_CHARS) as unknown as { rowid: number; content: string }[]
+      ).all<{ rowid: number; content: string }>(INDEX_BATCH_ROWS, INDEX_BATCH_CHARS)
     );
     if (rows.length === 0) return written;
     const terms = rows.map((row) => codeTerms(row.content));
@@ -333,7 +333,7 @@ export function hasUnindexed(store: Store): boolean {
 /** Messages not yet in the full-text index (always 0 on PostgreSQL). */
 export function unindexedCount(store: Store): number {
   if (indexesWithTheSend(store)) return 0;
-  const row = store.stmt("SELECT COUNT(*) AS n FROM bus_fts_queue").get() as { n: number };
+  const row = store.stmt("SELECT COUNT(*) AS n FROM bus_fts_queue").get<{ n: number }>()!;
   return Number(row.n);
 }
 
@@ -343,7 +343,7 @@ export function pendingTerms(store: Store, limit: number): { rowid: number; cont
     `SELECT q.rowid AS rowid, f.content_markdown AS content
      FROM bus_terms_queue AS q JOIN bus_fts AS f ON f.rowid = q.rowid
      ORDER BY q.rowid LIMIT ?`,
-  ).all(limit) as unknown as { rowid: number; content: string }[];
+  ).all<{ rowid: number; content: string }>(limit);
 }
 
 /** True when some index row waits for its code terms (a cheap read). */

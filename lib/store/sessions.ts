@@ -99,14 +99,14 @@ export function forgetSessionQuestion(store: Store, sessionId: string, questionI
 export function sessionsOnHost(store: Store, host: string): SessionRow[] {
   return store.stmt(
     "SELECT * FROM bus_sessions WHERE host = ? OR host = '' ORDER BY started_at",
-  ).all(host) as unknown as SessionRow[];
+  ).all<SessionRow>(host);
 }
 
 /** The topics a session joined. */
 export function sessionTopics(store: Store, sessionId: string): SessionTopicRow[] {
   return store.stmt(
     "SELECT * FROM bus_session_topics WHERE session_id = ? ORDER BY topic_id",
-  ).all(sessionId) as unknown as SessionTopicRow[];
+  ).all<SessionTopicRow>(sessionId);
 }
 
 /** The questions a session asked that are settled (answered or cancelled) and not yet seen. */
@@ -119,12 +119,12 @@ export function settledSessionQuestions(
             q.answered_by AS answered_by
      FROM bus_session_questions s JOIN questions q ON q.question_id = s.question_id
      WHERE s.session_id = ? AND q.status <> 'pending' ORDER BY q.answered_at`,
-  ).all(sessionId) as unknown as {
+  ).all<{
     question_id: string;
     topic_id: string;
     status: string;
     answered_by: string | null;
-  }[];
+  }>(sessionId);
 }
 
 /** What a client session's stop hook last reported, and how many stops in a row it blocked. */

@@ -41,7 +41,7 @@ export function insertTopic(store: Store, row: TopicRow): void {
 
 /** The topic with this id. */
 export function getTopic(store: Store, topicId: string): TopicRow | undefined {
-  return store.stmt(GET_TOPIC_SQL).get(topicId) as TopicRow | undefined;
+  return store.stmt(GET_TOPIC_SQL).get<TopicRow>(topicId);
 }
 
 /** A topic by id: (topic_id). */
@@ -55,7 +55,7 @@ export function newestTopicByName(
   return store.stmt(
     `SELECT * FROM topics WHERE name = ? AND status = ?
      ORDER BY created_at DESC, rowid DESC LIMIT 1`,
-  ).get(name, status) as TopicRow | undefined;
+  ).get<TopicRow>(name, status);
 }
 
 /** A topic with its place in the list's order (its rowid). */
@@ -74,13 +74,13 @@ export function listTopics(
     return store.stmt(
       `SELECT *, rowid AS position FROM topics WHERE (?1 = 'all' OR status = ?1)
        ORDER BY created_at DESC, rowid DESC LIMIT ?2`,
-    ).all(status, limit) as unknown as ListedTopicRow[];
+    ).all<ListedTopicRow>(status, limit);
   }
   return store.stmt(
     `SELECT *, rowid AS position FROM topics WHERE (?1 = 'all' OR status = ?1)
        AND (created_at < ?2 OR (created_at = ?2 AND rowid < ?3))
      ORDER BY created_at DESC, rowid DESC LIMIT ?4`,
-  ).all(status, before.at, before.position, limit) as unknown as ListedTopicRow[];
+  ).all<ListedTopicRow>(status, before.at, before.position, limit);
 }
 
 /** Mark an open topic closed; a closed one is left as it is. */
@@ -128,10 +128,10 @@ export function topicActivity(
   store: Store,
   { topicId, activeSince }: { topicId: string; activeSince: number },
 ): TopicActivity {
-  return store.stmt(`SELECT ${activityColumns("?1", "?2")}`).get(
+  return store.stmt(`SELECT ${activityColumns("?1", "?2")}`).get<TopicActivity>(
     topicId,
     activeSince,
-  ) as unknown as TopicActivity;
+  )!;
 }
 
 /** How {@linkcode topicSummaryRows} orders: latest activity, newest, or by name. */
@@ -167,12 +167,12 @@ export function topicSummaryRows(
            AND (CAST(?3 AS TEXT) IS NULL OR instr(lower(name), lower(CAST(?3 AS TEXT))) > 0)
        ) AS f ORDER BY ${SORT_SQL[query.sort]} LIMIT ?4
      ) AS t ORDER BY ${SORT_SQL[query.sort]}`,
-  ).all(
+  ).all<TopicRow & TopicActivity>(
     query.activeSince,
     query.status,
     query.nameContains ?? null,
     query.limit,
-  ) as unknown as (TopicRow & TopicActivity)[];
+  );
 }
 
 /** How many topics a {@linkcode SummaryQuery} matches without its limit. */
@@ -180,10 +180,10 @@ export function countTopics(
   store: Store,
   query: Pick<SummaryQuery, "status" | "nameContains">,
 ): number {
-  return (store.stmt(
+  return store.stmt(
     `SELECT COUNT(*) AS n FROM topics
      WHERE (?1 = 'all' OR status = ?1) AND (CAST(?2 AS TEXT) IS NULL OR instr(lower(name), lower(CAST(?2 AS TEXT))) > 0)`,
-  ).get(query.status, query.nameContains ?? null) as { n: number }).n;
+  ).get<{ n: number }>(query.status, query.nameContains ?? null)!.n;
 }
 
 /** The activity columns of the topic `topic` (a column or a parameter), `since` the active-since cut-off. */

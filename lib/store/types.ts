@@ -9,11 +9,15 @@
 import type { BusError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 
-/** A prepared statement: the part of `node:sqlite`'s `StatementSync` the store modules use. */
+/**
+ * A prepared statement: the part of `node:sqlite`'s `StatementSync` the store
+ * modules use. `get` and `all` take the type of the rows their SQL selects
+ * (unchecked: the statement's columns are the caller's word).
+ */
 export interface Statement {
   run(...params: SqlValue[]): { changes: number | bigint };
-  get(...params: SqlValue[]): Record<string, unknown> | undefined;
-  all(...params: SqlValue[]): Record<string, unknown>[];
+  get<Row extends object = Record<string, unknown>>(...params: SqlValue[]): Row | undefined;
+  all<Row extends object = Record<string, unknown>>(...params: SqlValue[]): Row[];
 }
 
 /** A value a statement takes. */

@@ -57,7 +57,7 @@ export function chunksAfter(
   return store.stmt(
     `SELECT id, message_id, topic_id, chunk, start_char, end_char, vector FROM bus_chunks
      WHERE model = ? AND id > ? ORDER BY id LIMIT ?`,
-  ).all(model, afterId, limit) as unknown as ChunkRow[];
+  ).all<ChunkRow>(model, afterId, limit);
 }
 
 /** Changes whenever messages with vectors are deleted or edited (the in-memory index reloads). */
@@ -112,14 +112,14 @@ export function markEmbedState(
 export function messageRowidRange(store: Store): { min: number; max: number } {
   const row = store.stmt(
     "SELECT COALESCE(MIN(rowid), 0) AS min, COALESCE(MAX(rowid), 0) AS max FROM messages",
-  ).get() as { min: number; max: number };
+  ).get<{ min: number; max: number }>()!;
   return row;
 }
 
 /** The progress of `model`, if indexing ever started. */
 export function getProgress(store: Store, model: string): Progress | undefined {
   const row = store.stmt("SELECT high_water, low_water FROM bus_index_progress WHERE model = ?")
-    .get(model) as { high_water: number; low_water: number } | undefined;
+    .get<{ high_water: number; low_water: number }>(model);
   return row ? { highWater: row.high_water, lowWater: row.low_water } : undefined;
 }
 
@@ -145,7 +145,7 @@ export function pendingAbove(
      WHERE m.rowid > ? AND NOT EXISTS (
        SELECT 1 FROM bus_embed_state AS s WHERE s.message_id = m.message_id AND s.model = ?)
      ORDER BY m.rowid LIMIT ?`,
-  ).all(after, model, limit) as unknown as PendingMessage[];
+  ).all<PendingMessage>(after, model, limit);
 }
 
 /** Unprocessed messages with rowid below `before`, highest (newest) first. */
@@ -158,7 +158,7 @@ export function pendingBelow(
      WHERE m.rowid < ? AND NOT EXISTS (
        SELECT 1 FROM bus_embed_state AS s WHERE s.message_id = m.message_id AND s.model = ?)
      ORDER BY m.rowid DESC LIMIT ?`,
-  ).all(before, model, limit) as unknown as PendingMessage[];
+  ).all<PendingMessage>(before, model, limit);
 }
 
 /** Messages processed for `model`, and how many of them failed. */
@@ -166,20 +166,20 @@ export function embedCounts(store: Store, model: string): { done: number; failed
   const row = store.stmt(
     `SELECT COUNT(*) AS done, COALESCE(SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END), 0) AS failed
      FROM bus_embed_state WHERE model = ?`,
-  ).get(model) as { done: number; failed: number };
+  ).get<{ done: number; failed: number }>(model)!;
   return row;
 }
 
 /** Number of messages. */
 export function messageCount(store: Store): number {
-  return (store.stmt("SELECT COUNT(*) AS n FROM messages").get() as { n: number }).n;
+  return store.stmt("SELECT COUNT(*) AS n FROM messages").get<{ n: number }>()!.n;
 }
 
 /** The stored float32 vectors of these chunks, by chunk id. */
 export function chunkVectors(store: Store, ids: readonly number[]): Map<number, Float32Array> {
   const rows = store.stmt(
     "SELECT id, vector FROM bus_chunks WHERE id IN (SELECT CAST(value AS INTEGER) FROM json_each(?))",
-  ).all(JSON.stringify(ids)) as { id: number; vector: Uint8Array }[];
+  ).all<{ id: number; vector: Uint8Array }>(JSON.stringify(ids));
   return new Map(rows.map((row) => [row.id, toFloat32(row.vector)]));
 }
 

@@ -12,15 +12,15 @@ import type { Store } from "../types.ts";
  * place in that order when given. Table and column names are this module's
  * own, never input.
  */
-export function pageInOrder(
+export function pageInOrder<Row extends object>(
   store: Store,
   order: { table: string; at: string; key: string },
   { limit, after }: { limit: number; after?: { at: number; key: string } | undefined },
-): Record<string, unknown>[] {
+): Row[] {
   const { table, at, key } = order;
   const sorted = `ORDER BY ${at}, ${key}`;
-  if (!after) return store.stmt(`SELECT * FROM ${table} ${sorted} LIMIT ?`).all(limit);
+  if (!after) return store.stmt(`SELECT * FROM ${table} ${sorted} LIMIT ?`).all<Row>(limit);
   return store.stmt(
     `SELECT * FROM ${table} WHERE ${at} > ?1 OR (${at} = ?1 AND ${key} > ?2) ${sorted} LIMIT ?3`,
-  ).all(after.at, after.key, limit);
+  ).all<Row>(after.at, after.key, limit);
 }

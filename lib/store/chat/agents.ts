@@ -74,17 +74,15 @@ export function listAgents(
   limit: number,
   after?: { at: number; key: string },
 ): AgentRow[] {
-  return pageInOrder(store, { table: "bus_agents", at: "registered_at", key: "agent_id" }, {
-    limit,
-    after,
-  }) as unknown as AgentRow[];
+  const order = { table: "bus_agents", at: "registered_at", key: "agent_id" };
+  return pageInOrder<AgentRow>(store, order, { limit, after });
 }
 
 /** Emojis of agents active since `since` (so a new agent can pick another). */
 export function activeEmojis(store: Store, since: number): string[] {
   return (store.stmt(
     "SELECT emoji FROM bus_agents WHERE MAX(last_heartbeat, last_activity_time) >= ?",
-  ).all(since) as { emoji: string }[]).map((row) => row.emoji);
+  ).all<{ emoji: string }>(since)).map((row) => row.emoji);
 }
 
 /** Record what an agent just did (and, for a heartbeat, its heartbeat). */

@@ -47,14 +47,11 @@ export function chatEventsAfter(store: Store, position: number, limit: number): 
   return store.stmt(
     `SELECT position, kind, ref, topic_id FROM bus_chat_events
      WHERE position > ? ORDER BY position LIMIT ?`,
-  ).all(position, limit) as unknown as ChatEventRow[];
+  ).all<ChatEventRow>(position, limit);
 }
 
 /** The newest row's position (0 when there is none). */
 export function latestChatEvent(store: Store): number {
-  return Number(
-    (store.stmt("SELECT COALESCE(MAX(position), 0) AS position FROM bus_chat_events").get() as {
-      position: number;
-    }).position,
-  );
+  const sql = "SELECT COALESCE(MAX(position), 0) AS position FROM bus_chat_events";
+  return Number(store.stmt(sql).get<{ position: number }>()!.position);
 }

@@ -64,7 +64,7 @@ export function chatMessagesNewest(
 ): ChatMessageRow[] {
   return (store.stmt(
     `${CHAT_MESSAGE_SELECT} WHERE m.topic_id = ? AND m.seq > ? ORDER BY m.seq DESC LIMIT ?`,
-  ).all(topicId, afterSeq, limit) as unknown as ChatMessageRow[]).reverse();
+  ).all<ChatMessageRow>(topicId, afterSeq, limit)).reverse();
 }
 
 /** Messages of a thread after `afterSeq`, oldest first, optionally of one priority. */
@@ -80,12 +80,12 @@ export function chatMessagesAfter(
   if (priority === undefined) {
     return store.stmt(
       `${CHAT_MESSAGE_SELECT} WHERE m.topic_id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
-    ).all(topicId, afterSeq, limit) as unknown as ChatMessageRow[];
+    ).all<ChatMessageRow>(topicId, afterSeq, limit);
   }
   return store.stmt(
     `${CHAT_MESSAGE_SELECT} WHERE m.topic_id = ? AND m.seq > ?
        AND COALESCE(c.priority, 'normal') = ? ORDER BY m.seq LIMIT ?`,
-  ).all(topicId, afterSeq, priority, limit) as unknown as ChatMessageRow[];
+  ).all<ChatMessageRow>(topicId, afterSeq, priority, limit);
 }
 
 /** Replace a message's body, keeping the old one as edit `version`. */
@@ -135,9 +135,8 @@ export function insertEdit(store: Store, row: EditRow): void {
 
 /** A message's edits, oldest first. */
 export function editsOf(store: Store, messageId: string): EditRow[] {
-  return store.stmt("SELECT * FROM bus_message_edits WHERE message_id = ? ORDER BY version").all(
-    messageId,
-  ) as unknown as EditRow[];
+  const sql = "SELECT * FROM bus_message_edits WHERE message_id = ? ORDER BY version";
+  return store.stmt(sql).all<EditRow>(messageId);
 }
 
 /** A row of `bus_reactions`. */
@@ -160,10 +159,8 @@ export function addReaction(store: Store, row: ReactionRow): boolean {
 
 /** How many reactions a message has. */
 export function reactionCount(store: Store, messageId: string): number {
-  const row = store.stmt("SELECT count(*) AS n FROM bus_reactions WHERE message_id = ?").get(
-    messageId,
-  ) as { n: number | bigint };
-  return Number(row.n);
+  const sql = "SELECT count(*) AS n FROM bus_reactions WHERE message_id = ?";
+  return Number(store.stmt(sql).get<{ n: number | bigint }>(messageId)!.n);
 }
 
 /** One reaction. */
@@ -173,7 +170,7 @@ export function getReaction(
 ): ReactionRow | undefined {
   return store.stmt(
     "SELECT * FROM bus_reactions WHERE message_id = ? AND agent_id = ? AND reaction = ?",
-  ).get(messageId, agentId, reaction) as ReactionRow | undefined;
+  ).get<ReactionRow>(messageId, agentId, reaction);
 }
 
 /** Remove a reaction; false when it was not there. */
@@ -190,7 +187,7 @@ export function removeReaction(
 /** The reactions of these messages, in the order they were made. */
 export function reactionsOf(store: Store, messageIds: readonly string[]): ReactionRow[] {
   if (messageIds.length === 0) return [];
-  return store.stmt(REACTIONS_SQL).all(JSON.stringify(messageIds)) as unknown as ReactionRow[];
+  return store.stmt(REACTIONS_SQL).all<ReactionRow>(JSON.stringify(messageIds));
 }
 
 const REACTIONS_SQL =
@@ -212,7 +209,7 @@ export function chatExtrasOf(store: Store, messageIds: readonly string[]): ChatE
   if (messageIds.length === 0) return [];
   return store.stmt(
     "SELECT * FROM bus_chat_messages WHERE message_id IN (SELECT value FROM json_each(?))",
-  ).all(JSON.stringify(messageIds)) as unknown as ChatExtrasRow[];
+  ).all<ChatExtrasRow>(JSON.stringify(messageIds));
 }
 
 /** The attachments of these messages without their data: position and type. */
@@ -224,7 +221,7 @@ export function attachmentTypesOf(
   return store.stmt(
     `SELECT message_id, position, mime_type FROM bus_attachments
      WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY message_id, position`,
-  ).all(JSON.stringify(messageIds)) as unknown as Omit<AttachmentRow, "data">[];
+  ).all<Omit<AttachmentRow, "data">>(JSON.stringify(messageIds));
 }
 
 /** One attachment. */
@@ -232,10 +229,8 @@ export function getAttachment(
   store: Store,
   { messageId, position }: { messageId: string; position: number },
 ): AttachmentRow | undefined {
-  return store.stmt("SELECT * FROM bus_attachments WHERE message_id = ? AND position = ?").get(
-    messageId,
-    position,
-  ) as AttachmentRow | undefined;
+  const sql = "SELECT * FROM bus_attachments WHERE message_id = ? AND position = ?";
+  return store.stmt(sql).get<AttachmentRow>(messageId, position);
 }
 
 /** A row of `bus_attachments`: one image, base64. */
@@ -303,5 +298,5 @@ export function threadAuthorIds(store: Store, topicId: string, limit: number): s
     `SELECT DISTINCT c.author_id AS agent_id FROM messages m
      JOIN bus_chat_messages c ON c.message_id = m.message_id
      WHERE m.topic_id = ? AND c.author_id IS NOT NULL LIMIT ?`,
-  ).all(topicId, limit) as { agent_id: string }[]).map((row) => row.agent_id);
+  ).all<{ agent_id: string }>(topicId, limit)).map((row) => row.agent_id);
 }

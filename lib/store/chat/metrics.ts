@@ -45,7 +45,7 @@ export function chatCounts(
   const byStatus = store.stmt(
     `SELECT ${THREAD_STATUS} AS status, COUNT(*) AS n
      FROM topics t LEFT JOIN bus_threads b ON b.topic_id = t.topic_id GROUP BY 1`,
-  ).all() as { status: string; n: number }[];
+  ).all<{ status: string; n: number }>();
   const windows = since.map((_, i) => `SUM(CASE WHEN created_at >= ? THEN 1 ELSE 0 END) AS s${i}`);
   // Our metadata is compact JSON, so a stop reason reads as this exact text.
   const reasons = COUNTED_STOP_REASONS.map((reason, i) =>
@@ -53,14 +53,14 @@ export function chatCounts(
   );
   const totals = store.stmt(
     `SELECT COUNT(*) AS n, ${[...windows, ...reasons].join(", ")} FROM messages`,
-  ).get(...since) as Record<string, number | null>;
+  ).get<Record<string, number | null>>(...since)!;
   const gap = store.stmt(
     `SELECT AVG(gap) AS gap FROM (
        SELECT created_at - LAG(created_at) OVER (PARTITION BY topic_id ORDER BY seq) AS gap
        FROM messages
        WHERE topic_id IN (SELECT DISTINCT topic_id FROM messages WHERE created_at >= ?)
      ) gaps WHERE gap IS NOT NULL`,
-  ).get(activeSince) as { gap: number | null };
+  ).get<{ gap: number | null }>(activeSince)!;
   // Online as `agentInfo` says: not kicked, and heard from lately or waiting in msg_wait now.
   const agents = store.stmt(
     `SELECT COUNT(*) AS n,
@@ -68,7 +68,7 @@ export function chatCounts(
          OR agent_id IN (SELECT agent_id FROM bus_chat_waits WHERE until > ?3)) THEN 1 ELSE 0 END)
          AS online
      FROM bus_agents`,
-  ).get(KICKED_ACTIVITY, onlineSince, now) as { n: number; online: number | null };
+  ).get<{ n: number; online: number | null }>(KICKED_ACTIVITY, onlineSince, now)!;
   return {
     threadsByStatus: Object.fromEntries(byStatus.map((row) => [row.status, Number(row.n)])),
     messages: Number(totals.n),

@@ -40,7 +40,7 @@ export function putTemplate(store: Store, row: TemplateRow): void {
 
 /** A custom template. */
 export function getTemplate(store: Store, id: string): TemplateRow | undefined {
-  return store.stmt("SELECT * FROM bus_templates WHERE id = ?").get(id) as TemplateRow | undefined;
+  return store.stmt("SELECT * FROM bus_templates WHERE id = ?").get<TemplateRow>(id);
 }
 
 /** Custom templates, oldest first; with `after`, those after that place in the order. */
@@ -49,8 +49,6 @@ export function listTemplates(
   limit: number,
   after?: { at: number; key: string },
 ): TemplateRow[] {
-  return pageInOrder(store, { table: "bus_templates", at: "created_at", key: "id" }, {
-    limit,
-    after,
-  }) as unknown as TemplateRow[];
+  const order = { table: "bus_templates", at: "created_at", key: "id" };
+  return pageInOrder<TemplateRow>(store, order, { limit, after });
 }

@@ -70,7 +70,7 @@ export function threadByName(store: Store, name: string): ThreadView | undefined
   return store.stmt(
     `${THREAD_SELECT} WHERE t.name = ?
      ORDER BY t.status = 'open' DESC, t.created_at DESC, t.rowid DESC LIMIT 1`,
-  ).get(name) as ThreadView | undefined;
+  ).get<ThreadView>(name);
 }
 
 /** Query of {@linkcode listThreads}. */
@@ -107,7 +107,7 @@ export function listThreads(store: Store, query: ThreadListQuery): ThreadView[] 
   return store.stmt(
     `${THREAD_SELECT} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
      ORDER BY t.created_at DESC, t.rowid DESC LIMIT ?`,
-  ).all(...params, query.limit) as unknown as ThreadView[];
+  ).all<ThreadView>(...params, query.limit);
 }
 
 /** How many threads {@linkcode listThreads} would find without a limit or cursor. */

@@ -111,5 +111,5 @@ export function unusedTokenHashes(
     `SELECT token_hash FROM bus_reply_tokens
      WHERE topic_id = ? AND agent_id = ? AND consumed_at IS NULL
      ORDER BY issued_at DESC LIMIT ?`,
-  ).all(topicId, agentId, limit) as { token_hash: string }[]).map((row) => row.token_hash);
+  ).all<{ token_hash: string }>(topicId, agentId, limit)).map((row) => row.token_hash);
 }

@@ -82,7 +82,7 @@ export function exitChatWait(
 /** The threads an agent has a wait state in (expired ones too). */
 export function agentWaitTopics(store: Store, agentId: string): string[] {
   return (store.stmt("SELECT topic_id FROM bus_chat_waits WHERE agent_id = ? ORDER BY topic_id")
-    .all(agentId) as { topic_id: string }[]).map((row) => row.topic_id);
+    .all<{ topic_id: string }>(agentId)).map((row) => row.topic_id);
 }
 
 /** The agent stopped waiting everywhere. */
@@ -106,14 +106,14 @@ export function chatWaits(
 ): ChatWaitRow[] {
   return store.stmt(
     "SELECT * FROM bus_chat_waits WHERE topic_id = ? AND until > ? ORDER BY entered_at, agent_id",
-  ).all(topicId, now) as unknown as ChatWaitRow[];
+  ).all<ChatWaitRow>(topicId, now);
 }
 
 /** The agents waiting in any thread now (waiting counts as being online). */
 export function waitingAgentIds(store: Store, now: number): string[] {
-  return (store.stmt("SELECT DISTINCT agent_id FROM bus_chat_waits WHERE until > ?").all(now) as {
+  return (store.stmt("SELECT DISTINCT agent_id FROM bus_chat_waits WHERE until > ?").all<{
     agent_id: string;
-  }[]).map((row) => row.agent_id);
+  }>(now)).map((row) => row.agent_id);
 }
 
 /** Show an agent as typing in a thread until `until` (a post or `is_typing=false` ends it sooner). */

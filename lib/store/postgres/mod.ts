@@ -864,14 +864,14 @@ class PgStatement implements Statement {
     };
   }
 
-  get(...params: SqlValue[]): Record<string, unknown> | undefined {
-    return this.all(...params)[0];
+  get<Row extends object = Record<string, unknown>>(...params: SqlValue[]): Row | undefined {
+    return this.all<Row>(...params)[0];
   }
 
-  all(...params: SqlValue[]): Record<string, unknown>[] {
+  all<Row extends object = Record<string, unknown>>(...params: SqlValue[]): Row[] {
     const entry = this.queue(params);
     this.#store.flush();
-    return this.rowsOf(entry);
+    return this.rowsOf(entry) as Row[];
   }
 
   /** Queue the statement with `params` (see {@linkcode PostgresStore.gather}). */
