@@ -1,14 +1,15 @@
 /**
  * `deno task test`: the suite on both stores.
  *
- * First every test on SQLite files, with the servers they start attached
- * to a resident bus (the default). Then the tests that start servers again,
- * each server in a process of its own (`AGENT_BUS_STANDALONE=1`). Then,
- * where Debian's PostgreSQL is installed, a throwaway cluster
- * (`tests/_helpers/postgres.ts`) and the store-independent suites again
- * with `AGENT_BUS_TEST_STORE=postgres`: every profile's contract, the
- * transports, the console, the CLI and search, each test on a database of
- * its own. Without PostgreSQL that run is skipped with a message saying so.
+ * First every test on SQLite files: those that start no process, then the
+ * others, the servers they start attached to a resident bus (the default).
+ * Then the tests that start servers again, each server in a process of its
+ * own (`AGENT_BUS_STANDALONE=1`). Then, where Debian's PostgreSQL is
+ * installed, a throwaway cluster (`tests/_helpers/postgres.ts`) and the
+ * store-independent suites again with `AGENT_BUS_TEST_STORE=postgres`: every
+ * profile's contract, the transports, the console, the CLI and search, each
+ * test on a database of its own. Without PostgreSQL that run is skipped with
+ * a message saying so.
  * Exits non-zero when any run fails.
  *
  * Every run has a home of its own (`HOME`, removed at the end), so that
@@ -18,10 +19,12 @@
  * explicitly: Deno's (`DENO_DIR`), the real clients' (`XDG_CACHE_HOME`)
  * and npm's (`npm_config_cache`).
  *
- * Arguments are passed to both `deno test` runs (e.g. `--filter sync`).
+ * Arguments are passed to every `deno test` run (e.g. `--filter sync`).
+ * `--fast` (`deno task test:fast`) runs only the tests that start no
+ * process, in about a minute: the loop to run while working.
  *
  * `AGENT_BUS_TEST_LOAD=<n>` keeps n busy processes (one spinning loop each)
- * running beside both runs, as a busy machine would: the suite asserts
+ * running beside every run, as a busy machine would: the suite asserts
  * behaviour, so it must pass so too (`AGENT_BUS_TEST_LOAD=$(nproc)`).
  *
  * @module
@@ -58,27 +61,52 @@ async function postgresFiles(): Promise<string[]> {
 
 /** What a test file names when it starts agent-bus servers (`tests/_helpers/`). */
 const STARTS_SERVERS = /\b(?:startPeer|serverCommand|startHttpServer|startFakeClient|hookShell)\(/;
+/**
+ * What it names when it starts any other process: the CLI, a hook, a raw
+ * server, a process holding a lock, a cluster, hosts, a browser, a client
+ * (`tests/_helpers/`; a method of the same name, `.run(`, is not one).
+ */
+const STARTS_OTHERS = new RegExp(
+  "(?<![.\\w])(?:rawServer|cli|spawnCli|cliProcess|run|spawnHook|runHook|spawnSteered|" +
+    "startNodeSessions|holdWriteLock|execSql|readRows|startPostgres|clusterTest|startFleet|" +
+    "fleetWithPostgres|peerOn|busStatus|killsUnderTraffic|installClients)\\(|" +
+    "\\bDeno\\.Command\\b|\\bchromium\\b",
+);
 
-/** The SQLite tests that start servers: run again with every server in a process of its own. */
-async function standaloneFiles(): Promise<string[]> {
-  const files: string[] = [];
+/** A test file of the SQLite runs, and what it starts. */
+interface TestFile {
+  path: string;
+  startsServers: boolean;
+  startsProcesses: boolean;
+}
+
+/** Every test file of the SQLite runs (the reliability suite has a task of its own). */
+async function sqliteFiles(): Promise<TestFile[]> {
+  const files: TestFile[] = [];
   const walk = async (dir: string) => {
     for await (const entry of Deno.readDir(dir)) {
       const path = `${dir}/${entry.name}`;
-      if (
-        entry.isDirectory && !["stress", "clients", "_helpers", "fixtures"].includes(entry.name)
-      ) {
+      if (entry.isDirectory && !["stress", "_helpers", "fixtures"].includes(entry.name)) {
         await walk(path);
-      } else if (
-        entry.isFile && path.endsWith("_test.ts") && !entry.name.startsWith("postgres_") &&
-        STARTS_SERVERS.test(await Deno.readTextFile(path))
-      ) {
-        files.push(path);
+      } else if (entry.isFile && path.endsWith("_test.ts")) {
+        const text = await Deno.readTextFile(path);
+        const startsServers = STARTS_SERVERS.test(text);
+        files.push({
+          path,
+          startsServers,
+          startsProcesses: startsServers || STARTS_OTHERS.test(text),
+        });
       }
     }
   };
   await walk("tests");
-  return files.sort();
+  return files.sort((a, b) => a.path < b.path ? -1 : 1);
+}
+
+/** Whether `file` runs again with every server in a process of its own. */
+function runsStandalone(file: TestFile): boolean {
+  return file.startsServers && !file.path.startsWith("tests/clients/") &&
+    !file.path.split("/").at(-1)!.startsWith("postgres_");
 }
 
 const base = ["test", "--allow-all", "--parallel"];
@@ -102,7 +130,8 @@ const home = await runHome();
 function say(line: string): void {
   Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
 }
-const extra = Deno.args;
+const fast = Deno.args.includes("--fast");
+const extra = Deno.args.filter((arg) => arg !== "--fast");
 
 async function denoTest(args: string[], env: Record<string, string> = {}): Promise<boolean> {
   const child = new Deno.Command(Deno.execPath(), {
@@ -139,28 +168,47 @@ function startLoad(count: number): Deno.ChildProcess[] {
   return spinners;
 }
 
-const load = startLoad(Number(Deno.env.get("AGENT_BUS_TEST_LOAD") ?? 0) || 0);
-say("== deno test on SQLite (agents on the resident bus)");
-let ok = await denoTest(["--ignore=tests/stress", "tests/"]);
-say("== deno test on SQLite, every server in a process of its own (the tests that start servers)");
-ok = await denoTest(await standaloneFiles(), { AGENT_BUS_STANDALONE: "1" }) && ok;
+/** The tests that start no process. */
+function runInProcess(files: TestFile[]): Promise<boolean> {
+  say("== deno test on SQLite, the tests that start no process");
+  return denoTest(files.filter((file) => !file.startsProcesses).map((file) => file.path));
+}
 
-const bin = await postgresBin();
-if ("unavailable" in bin) {
-  say(`== PostgreSQL run skipped: ${bin.unavailable}`);
-} else {
+/** The tests that start processes, then again standalone, then the PostgreSQL run. */
+async function runTheOthers(files: TestFile[]): Promise<boolean> {
+  say("== deno test on SQLite, the tests that start processes (agents on the resident bus)");
+  let ok = await denoTest(files.filter((file) => file.startsProcesses).map((file) => file.path));
+  say(
+    "== deno test on SQLite, every server in a process of its own (the tests that start servers)",
+  );
+  const standalone = files.filter(runsStandalone).map((file) => file.path);
+  ok = await denoTest(standalone, { AGENT_BUS_STANDALONE: "1" }) && ok;
+  return await runOnPostgres() && ok;
+}
+
+async function runOnPostgres(): Promise<boolean> {
+  const bin = await postgresBin();
+  if ("unavailable" in bin) {
+    say(`== PostgreSQL run skipped: ${bin.unavailable}`);
+    return true;
+  }
   say("== deno test on PostgreSQL (a throwaway cluster)");
   const pg = await startPostgres({ checkLocks: true });
   try {
-    ok = await denoTest(await postgresFiles(), {
+    return await denoTest(await postgresFiles(), {
       AGENT_BUS_TEST_STORE: "postgres",
       AGENT_BUS_TEST_PG_URL: pg.url,
       AGENT_BUS_TEST_PG_BIN: `${bin.dir}/createdb`,
-    }) && ok;
+    });
   } finally {
     await pg[Symbol.asyncDispose]();
   }
 }
+
+const load = startLoad(Number(Deno.env.get("AGENT_BUS_TEST_LOAD") ?? 0) || 0);
+const files = await sqliteFiles();
+let ok = await runInProcess(files);
+if (!fast) ok = await runTheOthers(files) && ok;
 for (const spinner of load) {
   spinner.kill("SIGKILL");
   await spinner.status;
