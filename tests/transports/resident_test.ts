@@ -309,3 +309,36 @@ Deno.test("a bus with a short idle time waits for its first session (its starter
   await peer.close();
   assert.equal((await bus.status).code, 0, "it ended by itself once idle after that");
 });
+
+Deno.test({
+  name:
+    "an entry attaches to the bus it starts however its database is named: unset (the default), or relative",
+  ignore: onPostgres, // (a database URL is always spelled out)
+  async fn() {
+    await using tmp = await tmpDir();
+    const home = `${tmp.path}/home`;
+    await Deno.mkdir(home);
+    // As a client configured by hand starts it: `env` unsets or sets the variable, then runs it.
+    const spellings = [
+      { db: `${home}/.agent_bus/agent_bus.sqlite`, set: ["-u", "AGENT_BUS_DB"] },
+      { db: `${tmp.path}/relative.sqlite`, set: ["-C", tmp.path, "AGENT_BUS_DB=relative.sqlite"] },
+    ];
+    for (const { db, set } of spellings) {
+      const env = { HOME: home, AGENT_BUS_RESIDENT_IDLE_MS: "300" };
+      const entry = [Deno.execPath(), "run", "-A", ENTRY_PATH];
+      await using peer = await startPeer({
+        dbPath: db,
+        env,
+        command: "env",
+        args: [...set, ...entry],
+      });
+      await peer.ok("topic_create", { name: "spelled" });
+      const bus = await busStatus(db, env);
+      assert.equal(bus.sessions, 1, `the bus serves the entry's session (${set.join(" ")})`);
+      assert.notEqual(bus.pid, peer.pid);
+      assert.doesNotMatch(peer.stderr(), /Serving in this process/);
+      await peer.close();
+      await gone(db, bus.pid!);
+    }
+  },
+});

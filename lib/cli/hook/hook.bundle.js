@@ -658,6 +658,10 @@ var deno_default = {
       description: "Run the test suite on SQLite, then its store-independent part on a throwaway PostgreSQL cluster (without the long reliability suite)",
       command: "deno run --allow-all scripts/test.ts"
     },
+    "test:fast": {
+      description: "Run only the tests that start no process, on SQLite, in about a minute: the loop to run while working (deno task test before a commit)",
+      command: "deno run --allow-all scripts/test.ts --fast"
+    },
     vendor: {
       description: "Copy the web console's libraries from the npm versions pinned in imports into lib/console/vendor/",
       command: "deno run --allow-read=lib/console/vendor --allow-write=lib/console/vendor scripts/vendor.ts"

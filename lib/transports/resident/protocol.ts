@@ -14,9 +14,10 @@
  * entry's permissions can say), or for a database URL a name made from it
  * in the user's `~/.agent_bus` (`launch.ts`). A bus serves entries of its own
  * version and settings (every `AGENT_BUS_*` setting that is not a
- * session's own): an entry of another version starts a bus of its own in
- * its place (the old one keeps its sessions and ends when idle), and one of
- * other settings serves in its own process.
+ * session's own, nor the database, which the socket already names): an
+ * entry of another version starts a bus of its own in its place (the old
+ * one keeps its sessions and ends when idle), and one of other settings
+ * serves in its own process.
  *
  * @module
  */
@@ -125,8 +126,14 @@ export interface BusStatus {
 
 /** Settings read per session, passed in the attach (not part of the bus's identity). */
 export const SESSION_SETTINGS = ["AGENT_BUS_AGENT", "MCP_ROLE"];
-/** Settings about whether to attach at all. */
+/**
+ * Settings about whether to attach at all, and where: the database, whose
+ * bus the socket an entry reaches already is, however the path was spelled
+ * (unset for the default one, relative, or as the bus that an entry starts
+ * is given it: absolute).
+ */
 const ATTACH_SETTINGS = [
+  "AGENT_BUS_DB",
   "AGENT_BUS_RESIDENT",
   "AGENT_BUS_STANDALONE",
   "AGENT_BUS_RESIDENT_IDLE_MS",
