@@ -574,8 +574,8 @@ var deno_default = {
   },
   tasks: {
     serve: {
-      description: "Run the stdio MCP server from source on the default database (~/.agent_bus)",
-      command: "deno run --v8-flags=--max-semi-space-size=1 --allow-env --allow-sys=hostname --allow-net=127.0.0.1,localhost --allow-read=$HOME/.agent_bus,lib,deno.json --allow-write=$HOME/.agent_bus main.ts"
+      description: "Run the stdio MCP server from source on the default database (~/.agent_bus), attached to its resident bus (started when none runs: hence --allow-run, as a task cannot name Deno's own path)",
+      command: "deno run --v8-flags=--max-semi-space-size=1 --allow-env --allow-sys=hostname --allow-net=127.0.0.1,localhost,unix:$HOME/.agent_bus/agent-bus.sock --allow-read=$HOME/.agent_bus,lib,deno.json --allow-write=$HOME/.agent_bus --allow-run main.ts"
     },
     cli: {
       description: "Run an agent-bus command from source: deno task cli topics list, deno task cli install claude-code, ...",
@@ -728,11 +728,13 @@ function launchFor(options) {
     if (arg === "main.ts" || !arg.startsWith("--allow-")) return arg === "main.ts" ? [] : [
       arg
     ];
+    if (arg === "--allow-run") return [];
     const [name, list2] = arg.split("=", 2);
     if (list2 === void 0) return [
       arg
     ];
     const values = list2.split(",").flatMap((value) => {
+      if (value.startsWith("unix:")) return [];
       if (value === "lib" || value === "deno.json") return [
         `${CHECKOUT}/${value}`
       ];

@@ -176,9 +176,12 @@ export function launchFor(options: LaunchOptions): Launch {
   const passfile = url && (options.env.PGPASSFILE ?? (home ? `${home}/.pgpass` : undefined));
   const flags = denoJson.tasks.serve.command.split(/\s+/).slice(1).flatMap((arg) => {
     if (arg === "main.ts" || !arg.startsWith("--allow-")) return arg === "main.ts" ? [] : [arg];
+    // What a role may run, and the socket it reaches, are its own (below), not the task's.
+    if (arg === "--allow-run") return [];
     const [name, list] = arg.split("=", 2) as [string, string | undefined];
     if (list === undefined) return [arg];
     const values = list.split(",").flatMap((value) => {
+      if (value.startsWith("unix:")) return [];
       if (value === "lib" || value === "deno.json") return [`${CHECKOUT}/${value}`];
       if (value !== "$HOME/.agent_bus") return [value];
       const dir = busDir ?? dbDir;

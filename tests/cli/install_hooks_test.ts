@@ -300,3 +300,25 @@ Deno.test("launchOfHook reads back the words hookCommand quoted", () => {
     env: { DENO_DIR: "/c d", HOME: "/h" },
   });
 });
+
+Deno.test("what a launch may run, and the socket it reaches, are its role's own, not the serve task's", () => {
+  const socket = residentSocket("/home/u", "/home/u/bus.sqlite");
+  const expected = {
+    entry: { runs: [`--allow-run=${Deno.execPath()}`], sockets: [`unix:${socket}`] },
+    bus: { runs: ["--allow-run=ps"], sockets: [`unix:${socket}`] },
+    hook: { runs: ["--allow-run=ps"], sockets: [`unix:${socket}`] },
+    standalone: { runs: [], sockets: [] },
+  };
+  for (const [role, { runs, sockets }] of Object.entries(expected)) {
+    const { args } = launchFor({
+      execPath: Deno.execPath(),
+      dbPath: "/home/u/bus.sqlite",
+      args: [],
+      env: { HOME: "/home/u" },
+      role: role as keyof typeof expected,
+    });
+    assert.deepEqual(args.filter((arg) => arg.startsWith("--allow-run")), runs, role);
+    const net = args.find((arg) => arg.startsWith("--allow-net="))!.split("=")[1]!.split(",");
+    assert.deepEqual(net.filter((value) => value.startsWith("unix:")), sockets, role);
+  }
+});

@@ -10,6 +10,7 @@
  */
 
 import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import { cli } from "../_helpers/cli.ts";
 import { inheritedEnv, MAIN, startPeer, until } from "../_helpers/peer.ts";
 import { busStatus, killsUnderTraffic } from "../_helpers/resident.ts";
@@ -340,5 +341,31 @@ Deno.test({
       await peer.close();
       await gone(db, bus.pid!);
     }
+  },
+});
+
+Deno.test({
+  name: "`deno task serve` (the README's first command) attaches to the resident bus, starting it",
+  ignore: onPostgres, // (the task serves the default database)
+  async fn() {
+    await using tmp = await tmpDir();
+    const home = `${tmp.path}/home`;
+    await Deno.mkdir(home);
+    const db = `${home}/.agent_bus/agent_bus.sqlite`;
+    const env = { HOME: home, AGENT_BUS_RESIDENT_IDLE_MS: "300" };
+    const config = fileURLToPath(new URL("../../deno.json", import.meta.url));
+    const task = [Deno.execPath(), "task", "--quiet", "--config", config, "serve"];
+    await using peer = await startPeer({
+      dbPath: db,
+      env,
+      command: "env",
+      args: ["-u", "AGENT_BUS_DB", ...task],
+    });
+    await peer.ok("topic_create", { name: "from the task" });
+    const bus = await busStatus(db, env);
+    assert.equal(bus.sessions, 1, `the bus serves the task's session:\n${peer.stderr()}`);
+    assert.doesNotMatch(peer.stderr(), /Serving in this process/);
+    await peer.close();
+    await gone(db, bus.pid!);
   },
 });
