@@ -50,14 +50,10 @@ function recordOf(stderr: string): Record {
 
 for (const resident of [false, true]) {
   const runs = resident ? RUNS_RESIDENT : RUNS;
-  const onPostgres = Deno.env.get("AGENT_BUS_TEST_STORE") === "postgres";
   Deno.test({
     name: `the on-call AfterAgent hook sees every message committed before its last look (${
       LANES * runs
-    } runs across processes${resident ? ", answered by the resident bus" : ""})${
-      resident && onPostgres ? " (SQLite only: no resident bus on PostgreSQL yet)" : ""
-    }`,
-    ignore: resident && onPostgres,
+    } runs across processes${resident ? ", answered by the resident bus" : ""})`,
     // Hundreds of hook processes: minutes on a busy machine.
     sanitizeOps: false,
     sanitizeResources: false,
