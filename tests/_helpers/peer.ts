@@ -93,6 +93,14 @@ export interface ToolFailure {
  */
 export const TEST_BUS_IDLE: Record<string, string> = { AGENT_BUS_RESIDENT_IDLE_MS: "5000" };
 
+/**
+ * True in the suite's run that starts every server in a process of its own
+ * (`AGENT_BUS_STANDALONE=1`, `scripts/test.ts`). A test that names the mode
+ * of every server it starts (`resident: true | false`) would only repeat
+ * itself there, and may leave that run out.
+ */
+export const STANDALONE_RUN = Deno.env.get("AGENT_BUS_STANDALONE") === "1";
+
 /** Environment a child needs from ours (the Deno cache, so it starts offline). */
 export function inheritedEnv(): Record<string, string> {
   const env: Record<string, string> = { NO_COLOR: "1", ...TEST_BUS_IDLE };

@@ -330,6 +330,7 @@ Deno.test({
       await using peer = await startPeer({
         dbPath: db,
         env,
+        resident: true,
         command: "env",
         args: [...set, ...entry],
       });
@@ -358,6 +359,7 @@ Deno.test({
     await using peer = await startPeer({
       dbPath: db,
       env,
+      resident: true,
       command: "env",
       args: ["-u", "AGENT_BUS_DB", ...task],
     });
