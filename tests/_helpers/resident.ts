@@ -7,12 +7,14 @@
  */
 
 import { cli } from "./cli.ts";
+import { run } from "./run.ts";
 import { type Peer, readTopic, startPeer, until } from "./peer.ts";
 
 /** What `agent-bus bus status --json` says of a database's bus. */
 export interface BusStatus {
   running: boolean;
   pid?: number;
+  version?: string;
   sessions?: number;
   socket: string;
   /** The bus's own log file (there or not). */
@@ -112,4 +114,29 @@ export async function killsUnderTraffic(
   await auditor.ok("topic_join", { agent_name: "auditor", topic_id });
   outcome.stored = (await readTopic(auditor, topic_id)).map((m) => m.content_markdown);
   return outcome;
+}
+
+/**
+ * A copy of this checkout in `dir` that calls itself `version`: what an
+ * upgrade from source looks like to the bus that runs (the program, its
+ * `deno.json` and lock, and the bundles, whose `deno.json` is inlined).
+ *
+ * @returns the copy's entry bundle, as `install` would start it
+ */
+export async function checkoutOfVersion(dir: string, version: string): Promise<string> {
+  const root = new URL("../../", import.meta.url).pathname;
+  await Deno.mkdir(dir, { recursive: true });
+  const names = ["main.ts", "entry.ts", "hook.ts", "deno.json", "deno.lock", "lib"];
+  const copied = await run("cp", ["-r", ...names.map((name) => `${root}${name}`), dir]);
+  if (copied.code !== 0) throw new Error(`cp: ${copied.stderr}`);
+  const current = JSON.parse(await Deno.readTextFile(`${root}deno.json`)).version as string;
+  for (const file of ["deno.json", "lib/entry.bundle.js", "lib/cli/hook/hook.bundle.js"]) {
+    const text = await Deno.readTextFile(`${dir}/${file}`);
+    const [from, to] = file === "deno.json"
+      ? [`"version": "${current}"`, `"version": "${version}"`]
+      : [`version: "${current}",`, `version: "${version}",`];
+    if (text.split(from).length !== 2) throw new Error(`${file}: not one ${from}`);
+    await Deno.writeTextFile(`${dir}/${file}`, text.replace(from, to));
+  }
+  return `${dir}/lib/entry.bundle.js`;
 }

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { cli } from "../_helpers/cli.ts";
 import { inheritedEnv, MAIN, startPeer, until } from "../_helpers/peer.ts";
-import { busStatus, killsUnderTraffic } from "../_helpers/resident.ts";
+import { busStatus, checkoutOfVersion, killsUnderTraffic } from "../_helpers/resident.ts";
 import { run } from "../_helpers/run.ts";
 import { storeLocation } from "../_helpers/store.ts";
 import { tmpDir } from "../_helpers/tmp.ts";
@@ -369,5 +369,51 @@ Deno.test({
     assert.doesNotMatch(peer.stderr(), /Serving in this process/);
     await peer.close();
     await gone(db, bus.pid!);
+  },
+});
+
+Deno.test({
+  name:
+    "an entry of another version never talks to the bus that runs: it starts one of its own in its place, the old one serves its sessions to their end and then ends",
+  async fn() {
+    await using tmp = await tmpDir();
+    const { db, env, peer: older, pid } = await residentPeers(tmp.path, 1, 300);
+    const { topic_id } = await older.ok("topic_create", { name: "across versions" });
+    await older.ok("topic_join", { topic_id, agent_name: "older" });
+    const entry = await checkoutOfVersion(`${tmp.path}/upgraded`, "99.0.0");
+    await using newer = await startPeer({
+      dbPath: db,
+      env,
+      resident: true,
+      command: Deno.execPath(),
+      args: ["run", "-A", entry],
+    });
+    await newer.ok("topic_join", { topic_id, agent_name: "newer" });
+    const upgraded = await busStatus(db, env);
+    assert.equal(upgraded.version, "99.0.0", "the socket is the new version's bus");
+    assert.notEqual(upgraded.pid, pid);
+    assert.equal(upgraded.sessions, 1, "whose one session is the newer entry's");
+    // The two agents, on two buses, still hear each other (through the database).
+    await newer.ok("sync", {
+      topic_id,
+      outbox: [{ content_markdown: "from the newer" }],
+      wait_seconds: 0,
+    });
+    const heard = await older.ok("sync", { topic_id, wait_seconds: 10 });
+    assert.deepEqual(
+      (heard.received as { content_markdown: string }[]).map((m) => m.content_markdown),
+      ["from the newer"],
+    );
+    await older.close();
+    await until(() => {
+      try {
+        Deno.kill(pid, "SIGCONT");
+        return false;
+      } catch {
+        return true;
+      }
+    }, { timeoutMs: 30_000, what: "the old bus ends once its last session is gone" });
+    await newer.close();
+    await gone(db, upgraded.pid!);
   },
 });
