@@ -133,9 +133,11 @@ function say(line: string): void {
 const fast = Deno.args.includes("--fast");
 const extra = Deno.args.filter((arg) => arg !== "--fast");
 
-async function denoTest(args: string[], env: Record<string, string> = {}): Promise<boolean> {
+/** `deno test` of `files` (none: nothing to run, where `deno test` would run every file). */
+async function denoTest(files: string[], env: Record<string, string> = {}): Promise<boolean> {
+  if (files.length === 0) return true;
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...base, ...extra, ...args],
+    args: [...base, ...extra, ...files],
     env: { ...TEST_BUS_IDLE, ...home.env, ...env },
     stdin: "null",
   }).spawn();
