@@ -27,6 +27,11 @@ async function gone(db: string, pid: number) {
     timeoutMs: 30_000,
     what: "the bus ends",
   });
+  await exited(pid, "the bus process exits");
+}
+
+/** Until process `pid` is gone. */
+async function exited(pid: number, what: string) {
   await until(() => {
     try {
       Deno.kill(pid, "SIGCONT");
@@ -34,7 +39,7 @@ async function gone(db: string, pid: number) {
     } catch {
       return true;
     }
-  }, { timeoutMs: 30_000, what: "the bus process exits" });
+  }, { timeoutMs: 30_000, what });
 }
 
 /**
@@ -405,14 +410,7 @@ Deno.test({
       ["from the newer"],
     );
     await older.close();
-    await until(() => {
-      try {
-        Deno.kill(pid, "SIGCONT");
-        return false;
-      } catch {
-        return true;
-      }
-    }, { timeoutMs: 30_000, what: "the old bus ends once its last session is gone" });
+    await exited(pid, "the old bus ends once its last session is gone");
     await newer.close();
     await gone(db, upgraded.pid!);
   },
