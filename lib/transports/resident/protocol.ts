@@ -183,7 +183,10 @@ export function residentAddress(config: ResolvedConfig): ResidentAddress | { non
   return { socket, lock: `${dir}/agent-bus.lock` };
 }
 
-/** What makes two buses of one database differ: every setting that is not a session's own. */
+/**
+ * What makes two buses of one database differ: every setting that is not a
+ * session's own, nor about attaching (the database included).
+ */
 export function settingsKey(env: Record<string, string | undefined>): string {
   const settings = Object.keys(env)
     .filter((key) =>
