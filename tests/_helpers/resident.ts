@@ -15,6 +15,8 @@ export interface BusStatus {
   running: boolean;
   pid?: number;
   version?: string;
+  /** Entries of other settings it turned away. */
+  turned_away?: { count: number; last_at: string | null };
   sessions?: number;
   socket: string;
   /** The bus's own log file (there or not). */

@@ -415,3 +415,27 @@ Deno.test({
     await gone(db, upgraded.pid!);
   },
 });
+
+Deno.test("an entry of other settings, turned away, is counted: bus status and doctor say so", async () => {
+  await using tmp = await tmpDir();
+  const { db, env, peer } = await residentPeers(tmp.path, 1, 300);
+  await using _entry = peer; // (the bus's own session)
+  const other = { ...env, AGENT_BUS_LOG_LEVEL: "info" };
+  await using apart = await startPeer({ dbPath: db, resident: true, env: other });
+  await apart.ok("topic_create", { name: "served apart" });
+  assert.match(apart.stderr(), /Serving in this process: .*other AGENT_BUS_\* settings/);
+  const bus = await busStatus(db, env);
+  assert.equal(bus.sessions, 1, "the bus serves its own agent only");
+  assert.equal(bus.turned_away?.count, 1);
+  const status = await cli(["bus", "status"], { AGENT_BUS_DB: db, ...env });
+  assert.match(
+    status.stdout,
+    /^ {2}turned away 1 entry of other AGENT_BUS_\* settings, the last at /m,
+  );
+  const doctor = await cli(["doctor"], { AGENT_BUS_DB: db, ...env });
+  assert.match(
+    doctor.stdout,
+    /⚠ Resident bus .*turned away 1 entry of other AGENT_BUS_\* settings/,
+  );
+  assert.match(doctor.stdout, /fix: give every agent the same AGENT_BUS_\* settings/);
+});

@@ -107,9 +107,11 @@ export const busCommand = defineCommand({
     else if (what === "stop") {
       ctx.print.out(`Stopped the resident bus (pid ${bus.pid}, ${sessions})`);
     } else {
+      const turnedAway = turnedAwayText(bus);
       ctx.print.out(
         `Resident bus: pid ${bus.pid}, agent-bus ${bus.version}, ${sessions}, since ${bus.started_at}\n` +
-          `  database ${bus.db}\n  socket ${bus.socket}${urlLine(bus)}\n  log ${log}`,
+          `  database ${bus.db}\n  socket ${bus.socket}${urlLine(bus)}\n  log ${log}` +
+          (turnedAway === undefined ? "" : `\n  ${turnedAway}`),
       );
     }
     return 0;
@@ -154,6 +156,17 @@ async function start(
 /** The status's line about its URL, if it serves one. */
 function urlLine(bus: BusStatus): string {
   return bus.url === null ? "" : `\n  url ${bus.url} (${counted(bus.http_sessions, "session")})`;
+}
+
+/**
+ * What the bus says of the entries of other settings it turned away, or
+ * undefined when there were none (`bus status`, `doctor`).
+ */
+export function turnedAwayText(bus: BusStatus): string | undefined {
+  const { count, last_at } = bus.turned_away;
+  if (count === 0) return undefined;
+  return `turned away ${counted(count, "entry", "entries")} of other AGENT_BUS_* settings, ` +
+    `the last at ${last_at} (each serves its agent in a process of its own)`;
 }
 
 /** A session's choice, read with the entry's own settings (its agent name, its role). */

@@ -30,6 +30,7 @@ import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
 import { launchOfHook, shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../../transports/hook/protocols.ts";
 import { placesOf } from "./install.ts";
+import { turnedAwayText } from "./bus.ts";
 import { residentAddress, statusAt } from "../../transports/resident/protocol.ts";
 import { checkRemote } from "../install/remote_check.ts";
 import { checkEntry, isAgentBus, unreachableSocket } from "../install/entry_check.ts";
@@ -108,15 +109,21 @@ async function checkResidentBus(ctx: CliContext): Promise<Finding> {
   if (!answer.ok) return { check, status: "warn", detail: answer.error };
   const { bus } = answer;
   const older = bus.version !== PACKAGE_VERSION;
+  const turnedAway = turnedAwayText(bus);
+  const fix = older
+    ? "agent-bus bus stop (its sessions end; the next entry starts this version's bus)"
+    : turnedAway
+    ? "give every agent the same AGENT_BUS_* settings (the env of each client's config), or " +
+      "agent-bus bus stop so that the next agent starts a bus with its own"
+    : undefined;
   return {
     check,
-    status: older ? "warn" : "ok",
+    status: older || turnedAway ? "warn" : "ok",
     detail: `pid ${bus.pid}, agent-bus ${bus.version}, ${counted(bus.sessions, "session")}, ` +
       `since ${bus.started_at}` +
-      (bus.url === null ? "" : `, serving ${bus.url} (${counted(bus.http_sessions, "session")})`),
-    ...(older
-      ? { fix: "agent-bus bus stop (its sessions end; the next entry starts this version's bus)" }
-      : {}),
+      (bus.url === null ? "" : `, serving ${bus.url} (${counted(bus.http_sessions, "session")})`) +
+      (turnedAway === undefined ? "" : `; ${turnedAway}`),
+    ...(fix ? { fix } : {}),
   };
 }
 

@@ -166,6 +166,8 @@ class ResidentBus {
   /** Attaches not yet a session nor refused (a bus must not idle out under them). */
   #arriving = 0;
   #hadSession = false;
+  /** Entries of other settings turned away: they serve in processes of their own. */
+  readonly #turnedAway: BusStatus["turned_away"] = { count: 0, last_at: null };
   /** Its URL, once asked to serve one (a failed attempt is forgotten). */
   #url: Promise<UrlListener> | undefined;
   #served: UrlListener | undefined;
@@ -300,6 +302,7 @@ class ResidentBus {
       socket: address.socket,
       url: this.#served?.url ?? null,
       http_sessions: this.#served?.serving.sessions ?? 0,
+      turned_away: { ...this.#turnedAway },
     };
   }
 
@@ -396,6 +399,10 @@ class ResidentBus {
       closeQuietly(conn);
     };
     const mismatch = this.#mismatch(hello, "the entry");
+    if (mismatch?.reason === "settings") {
+      this.#turnedAway.count++;
+      this.#turnedAway.last_at = new Date().toISOString();
+    }
     if (mismatch) return await refuse(mismatch.error, mismatch.reason);
     let choice: SessionChoice;
     try {

@@ -122,6 +122,11 @@ export interface BusStatus {
   url: string | null;
   /** MCP sessions open at that URL. */
   http_sessions: number;
+  /**
+   * Entries of other `AGENT_BUS_*` settings it turned away (each then
+   * served its agent in a process of its own), and when it last did.
+   */
+  turned_away: { count: number; last_at: string | null };
 }
 
 /** Settings read per session, passed in the attach (not part of the bus's identity). */
