@@ -20,6 +20,7 @@ import {
   residentAddress,
   SESSION_SETTINGS,
   settingsKey,
+  turnedAwayText,
   VERSION,
 } from "../../transports/resident/protocol.ts";
 import { tokenPath } from "../../transports/resident/token.ts";
@@ -156,17 +157,6 @@ async function start(
 /** The status's line about its URL, if it serves one. */
 function urlLine(bus: BusStatus): string {
   return bus.url === null ? "" : `\n  url ${bus.url} (${counted(bus.http_sessions, "session")})`;
-}
-
-/**
- * What the bus says of the entries of other settings it turned away, or
- * undefined when there were none (`bus status`, `doctor`).
- */
-export function turnedAwayText(bus: BusStatus): string | undefined {
-  const { count, last_at } = bus.turned_away;
-  if (count === 0) return undefined;
-  return `turned away ${counted(count, "entry", "entries")} of other AGENT_BUS_* settings, ` +
-    `the last at ${last_at} (each serves its agent in a process of its own)`;
 }
 
 /** A session's choice, read with the entry's own settings (its agent name, its role). */

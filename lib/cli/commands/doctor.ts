@@ -30,8 +30,7 @@ import { hookClient, hooksPath, isOurHook } from "../install/hooks.ts";
 import { launchOfHook, shellQuote } from "../install/launch.ts";
 import { PROTOCOLS } from "../../transports/hook/protocols.ts";
 import { placesOf } from "./install.ts";
-import { turnedAwayText } from "./bus.ts";
-import { residentAddress, statusAt } from "../../transports/resident/protocol.ts";
+import { residentAddress, statusAt, turnedAwayText } from "../../transports/resident/protocol.ts";
 import { checkRemote } from "../install/remote_check.ts";
 import { checkEntry, isAgentBus, unreachableSocket } from "../install/entry_check.ts";
 

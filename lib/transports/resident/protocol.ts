@@ -22,7 +22,7 @@
  * @module
  */
 
-import { directoryOf, fnv1a64 } from "../../strings.ts";
+import { counted, directoryOf, fnv1a64 } from "../../strings.ts";
 import type { ProcessPlace } from "../../bus/place.ts";
 import type { SessionState } from "../../bus/session.ts";
 import type { HookAnswer, HookAsk } from "../hook/answer.ts";
@@ -127,6 +127,17 @@ export interface BusStatus {
    * served its agent in a process of its own), and when it last did.
    */
   turned_away: { count: number; last_at: string | null };
+}
+
+/**
+ * What the bus says of the entries of other settings it turned away, or
+ * undefined when there were none (`bus status`, `doctor`).
+ */
+export function turnedAwayText(bus: BusStatus): string | undefined {
+  const { count, last_at } = bus.turned_away;
+  if (count === 0) return undefined;
+  return `turned away ${counted(count, "entry", "entries")} of other AGENT_BUS_* settings, ` +
+    `the last at ${last_at} (each serves its agent in a process of its own)`;
 }
 
 /** Settings read per session, passed in the attach (not part of the bus's identity). */
